@@ -1,0 +1,27 @@
+# Entry points; the work is done by the kmt package (python3 -m kmt --help).
+PY ?= python3
+KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
+
+.PHONY: run check setup prepare build-lean build-full selftest export cells clean distclean
+
+run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
+	$(KMT) run
+check:          ## the full test matrix on the lean kernel (what CI runs)
+	$(KMT) check
+setup:          ## install the host packages (Debian 12, as root)
+	$(KMT) setup
+prepare:        ## unpack the base into build/linux and apply the series
+	$(KMT) prepare
+build-lean build-full:
+	$(KMT) build $(@:build-%=%)
+selftest:       ## the tooling's own tests (no kernel needed)
+	$(PY) -m unittest discover -s tests -t .
+export:         ## BRANCH=name: format-patch base..BRANCH into patches/
+	@test -n "$(BRANCH)" || { echo "usage: make export BRANCH=<branch in build/linux>"; exit 2; }
+	$(KMT) export $(BRANCH)
+cells:
+	$(KMT) cells
+clean:          ## remove build outputs and logs, keep the kernel tree
+	rm -rf build/out build/logs build/results
+distclean:      ## remove everything generated, including the kernel tree
+	rm -rf build

@@ -1,0 +1,147 @@
+"""kmt: apply the series, build, boot under QEMU with MTE, test.
+
+  python3 -m kmt check            the make-check matrix (lean kernel)
+  python3 -m kmt run              defconfig kernel, sync mode: kasan KUnit + mte kselftests
+  python3 -m kmt prepare          unpack the base and apply the series only
+  python3 -m kmt build CONFIG     build one configuration (lean, full)
+  python3 -m kmt parse LOG CELL   analyse a saved console log offline
+  python3 -m kmt export BRANCH    format-patch base..BRANCH into patches/
+  python3 -m kmt cells            list the matrices
+Options: --dry-run (print commands, run nothing), --cell NAME (repeatable),
+APPLY=0 in the environment or --no-apply builds the kernel tree as it is.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import unittest
+
+from . import build, log, matrix, paths, results, source, targets
+
+
+def setup_host():
+    with log.phase('host packages'):
+        log.run(['bash', os.path.join(paths.REPO, 'scripts', 'setup-host.sh')])
+
+
+def tooling_selftests():
+    """The tooling's own tests (no kernel, no QEMU), as a record of the matrix."""
+    with log.phase('tooling self-tests'):
+        suite = unittest.defaultTestLoader.discover(os.path.join(paths.REPO, 'tests'),
+                                                    top_level_dir=paths.REPO)
+        logfile = os.path.join(paths.LOGS, 'tooling-selftests.log')
+        os.makedirs(paths.LOGS, exist_ok=True)
+        with open(logfile, 'w') as f:
+            res = unittest.TextTestRunner(stream=f, verbosity=2).run(suite)
+        failed = {id(t) for t, _ in res.failures + res.errors}
+        tests = []
+        for t, _ in res.failures + res.errors:
+            tests.append({'suite': 'tooling', 'name': t.id(), 'status': 'fail',
+                          'detail': 'see ' + os.path.relpath(logfile, paths.REPO)})
+        for t, reason in res.skipped:
+            tests.append({'suite': 'tooling', 'name': t.id(), 'status': 'skip',
+                          'detail': reason})
+        npass = res.testsRun - len(failed) - len(res.skipped)
+        tests += [{'suite': 'tooling', 'name': 'passed-%d' % i, 'status': 'pass',
+                   'detail': ''} for i in range(npass)]
+        log.info('tooling self-tests: %d run, %d failed, %d skipped (log %s)' % (
+            res.testsRun, len(failed), len(res.skipped), os.path.relpath(logfile, paths.REPO)))
+    return {'cell': 'tooling', 'suites': ['tooling'], 'kasan': '-', 'tests': tests,
+            'problems': [], 'log': os.path.relpath(logfile, paths.REPO)}
+
+
+def cmd_matrix(args, name):
+    if not args.dry_run:
+        setup_host()
+    extra = []
+    if name == 'check' and not args.cell:
+        extra.append(tooling_selftests())
+    records, c = matrix.run_matrix(name, cells=args.cell, apply=args.apply,
+                                   extra_records=extra)
+    if args.dry_run:
+        return 0
+    matrix.print_table(records)
+    log.summary()
+    print('\nResults: %s' % os.path.relpath(os.path.join(paths.RESULTS, name + '.json'),
+                                             paths.REPO))
+    line = '%d passed, %d failed, %d skipped' % (c['pass'], c['fail'], c['skip'] + c['xfail'])
+    print(line)
+    return 1 if c['fail'] else 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog='kmt', description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--dry-run', action='store_true', help='print the commands only')
+    ap.add_argument('--no-apply', dest='apply', action='store_false',
+                    default=os.environ.get('APPLY', '1') != '0',
+                    help='build the kernel tree as it is checked out')
+    ap.add_argument('--cell', action='append', help='run only this cell (repeatable)')
+    sub = ap.add_subparsers(dest='cmd', required=True)
+    sub.add_parser('check')
+    sub.add_parser('run')
+    sub.add_parser('setup')
+    sub.add_parser('prepare')
+    p = sub.add_parser('build')
+    p.add_argument('config', choices=sorted(targets.CONFIGS))
+    p = sub.add_parser('parse')
+    p.add_argument('log')
+    p.add_argument('cell')
+    p.add_argument('--matrix', default='check')
+    p = sub.add_parser('export')
+    p.add_argument('branch')
+    sub.add_parser('cells')
+    args = ap.parse_args(argv)
+    log.DRY_RUN = args.dry_run
+    try:
+        if args.cmd in ('check', 'run'):
+            return cmd_matrix(args, args.cmd)
+        if args.cmd == 'setup':
+            setup_host()
+        elif args.cmd == 'prepare':
+            tag = source.ensure_base()
+            if args.apply:
+                source.apply_series(tag=tag)
+            log.info('kernel tree: %s (branch %s)' % (paths.SRC, source.git(
+                ['symbolic-ref', '--short', 'HEAD'], check=False).stdout.strip()))
+        elif args.cmd == 'build':
+            tag = source.ensure_base()
+            if args.apply:
+                source.apply_series(tag=tag)
+            print('\n'.join(build.build_all(args.config)))
+        elif args.cmd == 'parse':
+            cell = [c for c in targets.MATRICES[args.matrix] if c.name == args.cell]
+            if not cell:
+                raise log.StepError('no cell %s in matrix %s' % (args.cell, args.matrix))
+            with open(args.log, errors='replace') as f:
+                lines = [l.rstrip('\n') for l in f]
+            out = results.analyze(lines, cell[0])
+            rec = dict(out, cell=args.cell, suites=list(cell[0].suites),
+                       kasan=cell[0].kasan, log=args.log)
+            matrix.print_table([rec])
+            c = matrix.counts([rec])
+            print('%d passed, %d failed, %d skipped' % (c['pass'], c['fail'],
+                                                         c['skip'] + c['xfail']))
+            return 1 if c['fail'] else 0
+        elif args.cmd == 'export':
+            names = source.export_series(args.branch)
+            log.info('exported %d patches to patches/: %s' % (len(names), ' '.join(names)))
+        elif args.cmd == 'cells':
+            for name, cells in targets.MATRICES.items():
+                for c in cells:
+                    print('%-6s %-10s config=%-5s machine=%-5s kasan=%-6s suites=%s' % (
+                        name, c.name, c.config, c.machine, c.kasan, ','.join(c.suites)))
+        log.summary()
+        return 0
+    except log.StepError as e:
+        log.summary()
+        print('\nerror: %s' % e, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print('\ninterrupted', file=sys.stderr)
+        return 130
+
+
+if __name__ == '__main__':
+    sys.exit(main())

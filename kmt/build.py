@@ -1,0 +1,254 @@
+"""Configure (merge_config.sh + verification), build the kernel Image and
+the kselftests, and pack the guest initramfs."""
+
+import gzip
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+
+from . import log, paths, targets
+
+KERNEL_ENV = {
+    'ARCH': paths.ARCH,
+    # Fixed build identity: reproducible images, better ccache hits.
+    'KBUILD_BUILD_USER': 'kmt', 'KBUILD_BUILD_HOST': 'kmt',
+    'KBUILD_BUILD_TIMESTAMP': '2000-01-01',
+}
+
+
+def jobs():
+    return str(os.cpu_count() or 2)
+
+
+def cross_compile():
+    if shutil.which('ccache') and not os.environ.get('KMT_NO_CCACHE'):
+        return 'ccache ' + paths.CROSS_COMPILE
+    return paths.CROSS_COMPILE
+
+
+def make_args(out):
+    return ['make', '-j' + jobs(), 'O=' + out, 'ARCH=' + paths.ARCH,
+            'CROSS_COMPILE=' + cross_compile()]
+
+
+def out_dir(cfg_name, tree='series'):
+    return os.path.join(paths.OUT, '%s-%s' % (tree, cfg_name))
+
+
+# ---- configuration -----------------------------------------------------
+
+_SET = re.compile(r'^(CONFIG_[A-Za-z0-9_]+)=(.*)$')
+_UNSET = re.compile(r'^# (CONFIG_[A-Za-z0-9_]+) is not set$')
+
+
+def parse_config(lines):
+    """{CONFIG_X: value} with 'n' for '# CONFIG_X is not set'."""
+    values = {}
+    for line in lines:
+        line = line.strip()
+        m = _SET.match(line)
+        if m:
+            values[m.group(1)] = m.group(2)
+            continue
+        m = _UNSET.match(line)
+        if m:
+            values[m.group(1)] = 'n'
+    return values
+
+
+def requested(fragments):
+    """The options requested by the fragments, later ones winning."""
+    want = {}
+    for frag in fragments:
+        with open(frag) as f:
+            want.update(parse_config(f))
+    return want
+
+
+def config_mismatches(want, have):
+    """Options whose final value differs from the request, as
+    (option, requested, actual). An option absent from .config is 'n'."""
+    bad = []
+    for opt, val in sorted(want.items()):
+        got = have.get(opt, 'n')
+        if got != val:
+            bad.append((opt, val, got))
+    return bad
+
+
+def fragment_paths(cfg):
+    return [os.path.join(paths.CONFIGS, f) for f in cfg.fragments]
+
+
+def configure(cfg, src, out, logfile):
+    frags = fragment_paths(cfg)
+    h = hashlib.sha256(cfg.base.encode())
+    for f in frags:
+        with open(f, 'rb') as fh:
+            h.update(fh.read())
+    stamp = h.hexdigest()
+    stamp_file = os.path.join(out, '.kmt-config-stamp')
+    dot_config = os.path.join(out, '.config')
+    if os.path.exists(stamp_file) and os.path.exists(dot_config):
+        with open(stamp_file) as f:
+            if f.read().strip() == stamp:
+                log.info('config %s up to date' % cfg.name)
+                return
+    os.makedirs(out, exist_ok=True)
+    env = dict(KERNEL_ENV, CROSS_COMPILE=paths.CROSS_COMPILE)
+    merge = [os.path.join(src, 'scripts/kconfig/merge_config.sh'), '-O', out]
+    if cfg.base == 'allnoconfig':
+        cmd = merge + ['-n'] + frags
+    else:
+        cmd = merge + [os.path.join('arch', paths.ARCH, 'configs', cfg.base)] + frags
+    log.run(cmd, logfile=logfile, cwd=src, env=env)
+    with open(dot_config) as f:
+        have = parse_config(f)
+    bad = config_mismatches(requested(frags), have)
+    if bad:
+        raise log.StepError(
+            'config %s: %d requested option(s) did not end up set (missing '
+            'dependency or wrong name; merge_config.sh output in %s):\n%s'
+            % (cfg.name, len(bad), logfile,
+               '\n'.join('    %s: requested %s, got %s' % b for b in bad)))
+    with open(stamp_file, 'w') as f:
+        f.write(stamp + '\n')
+
+
+# ---- kernel and kselftests ----------------------------------------------
+
+def build_kernel(cfg, src, out, logfile):
+    configure(cfg, src, out, logfile)
+    log.run(make_args(out) + ['Image'], logfile=logfile, cwd=src, env=KERNEL_ENV)
+    image = os.path.join(out, 'arch', paths.ARCH, 'boot', 'Image')
+    if not os.path.exists(image):
+        raise log.StepError('no Image after the build (log: %s)' % logfile)
+    return image
+
+
+KSELFTEST_TARGETS = 'arm64 lkdtm'
+ARM64_SUBTARGETS = 'mte'
+
+
+def build_kselftests(src, out, logfile):
+    """Cross-build and install the kselftests the suites use; returns the
+    install directory (holding run_kselftest.sh)."""
+    inst = os.path.join(out, 'kselftest', 'kselftest_install')
+    log.run(make_args(out) + ['TARGETS=' + KSELFTEST_TARGETS,
+                              'ARM64_SUBTARGETS=' + ARM64_SUBTARGETS,
+                              'kselftest-install'],
+            logfile=logfile, cwd=src, env=KERNEL_ENV)
+    if not os.path.exists(os.path.join(inst, 'run_kselftest.sh')):
+        raise log.StepError('kselftest install has no run_kselftest.sh (log: %s)' % logfile)
+    mte = os.path.join(inst, 'arm64', 'mte')
+    if not any(n.startswith('check_') for n in os.listdir(mte)):
+        raise log.StepError('no arm64 mte kselftest was built (does %sgcc support '
+                            '+memtag?); log: %s' % (paths.CROSS_COMPILE, logfile))
+    return inst
+
+
+# ---- guest userspace ------------------------------------------------------
+
+# arm64 packages unpacked into the initramfs: busybox for the shell and
+# tools, GNU coreutils (lkdtm's run.sh uses mktemp --tmpdir and
+# comm --nocheck-order, which busybox lacks) and the shared libraries that
+# coreutils and the kselftests link against.
+GUEST_DEBS = ['busybox-static', 'coreutils', 'libc6', 'libacl1', 'libattr1',
+              'libselinux1', 'libpcre2-8-0', 'libgmp10']
+
+
+def fetch_debs(logfile):
+    os.makedirs(paths.DEBS, exist_ok=True)
+    have = os.listdir(paths.DEBS)
+    missing = [p for p in GUEST_DEBS
+               if not any(d.startswith(p + '_') and d.endswith('_arm64.deb') for d in have)]
+    if missing:
+        log.run(['apt-get', 'download'] + ['%s:arm64' % p for p in missing],
+                logfile=logfile, cwd=paths.DEBS)
+    return sorted(os.path.join(paths.DEBS, d) for d in os.listdir(paths.DEBS)
+                  if d.endswith('_arm64.deb'))
+
+
+def guest_programs(out_dir_, logfile):
+    """Cross-build the in-guest C programs in guest/ (static)."""
+    srcdir = os.path.join(paths.GUEST, 'src')
+    built = []
+    if not os.path.isdir(srcdir):
+        return built
+    os.makedirs(out_dir_, exist_ok=True)
+    for name in sorted(os.listdir(srcdir)):
+        if not name.endswith('.c'):
+            continue
+        exe = os.path.join(out_dir_, name[:-2])
+        srcf = os.path.join(srcdir, name)
+        if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(srcf):
+            log.run([paths.CROSS_COMPILE + 'gcc', '-O2', '-static', '-Wall',
+                     '-o', exe, srcf], logfile=logfile, quiet=True)
+        built.append(exe)
+    return built
+
+
+def make_initramfs(kselftest_dir, out, logfile):
+    """Pack busybox, coreutils, libraries, the kselftests and the init
+    script into a gzip'ed newc cpio archive (booted with -initrd)."""
+    root = os.path.join(out, 'initramfs')
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    stage = os.path.join(out, 'debs-unpacked')
+    shutil.rmtree(stage, ignore_errors=True)
+    for deb in fetch_debs(logfile):
+        log.run(['dpkg-deb', '-x', deb, stage], logfile=logfile, quiet=True)
+    for d in ('bin', 'sbin', 'usr/bin', 'usr/sbin', 'lib', 'proc', 'sys', 'dev',
+              'tmp', 'root', 'etc', 'mnt', 'kselftest'):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    # Libraries (Debian bookworm: not usr-merged inside the packages).
+    shutil.copytree(os.path.join(stage, 'lib'), os.path.join(root, 'lib'),
+                    dirs_exist_ok=True, symlinks=True)
+    if os.path.isdir(os.path.join(stage, 'usr', 'lib')):
+        shutil.copytree(os.path.join(stage, 'usr', 'lib'), os.path.join(root, 'usr', 'lib'),
+                        dirs_exist_ok=True, symlinks=True)
+    # GNU coreutils first in PATH (/usr/bin), busybox applets in /bin.
+    for d in ('bin', 'usr/bin'):
+        sd = os.path.join(stage, d)
+        if os.path.isdir(sd):
+            for n in os.listdir(sd):
+                if n != 'busybox':
+                    shutil.copy2(os.path.join(sd, n), os.path.join(root, 'usr', 'bin', n),
+                                 follow_symlinks=False)
+    shutil.copy2(os.path.join(stage, 'bin', 'busybox'), os.path.join(root, 'bin', 'busybox'))
+    os.symlink('busybox', os.path.join(root, 'bin', 'sh'))
+    shutil.copy2(os.path.join(paths.GUEST, 'init'), os.path.join(root, 'init'))
+    os.chmod(os.path.join(root, 'init'), 0o755)
+    shutil.copytree(kselftest_dir, os.path.join(root, 'kselftest'), dirs_exist_ok=True,
+                    symlinks=True)
+    for exe in guest_programs(os.path.join(out, 'guest-bin'), logfile):
+        shutil.copy2(exe, os.path.join(root, 'usr', 'bin'))
+    cpio = os.path.join(out, 'initramfs.cpio.gz')
+    files = subprocess.run(['find', '.', '-mindepth', '1'], cwd=root, check=True,
+                           stdout=subprocess.PIPE).stdout
+    data = subprocess.run(['cpio', '--quiet', '-o', '-H', 'newc', '--owner=0:0'],
+                          cwd=root, input=files, check=True,
+                          stdout=subprocess.PIPE).stdout
+    with gzip.open(cpio, 'wb', compresslevel=1) as f:
+        f.write(data)
+    log.info('initramfs %s (%.1f MB)' % (cpio, os.path.getsize(cpio) / 1e6))
+    return cpio
+
+
+def build_all(cfg_name, src=paths.SRC, tree='series'):
+    """Kernel Image, kselftests and initramfs for one config; returns
+    (image, initramfs)."""
+    cfg = targets.CONFIGS[cfg_name]
+    out = out_dir(cfg_name, tree)
+    logfile = os.path.join(paths.LOGS, 'build-%s-%s.log' % (tree, cfg_name))
+    os.makedirs(paths.LOGS, exist_ok=True)
+    with log.phase('build %s kernel (%s + %s), log %s' % (
+            cfg_name, cfg.base, ' '.join(cfg.fragments), os.path.relpath(logfile))):
+        image = build_kernel(cfg, src, out, logfile)
+    with log.phase('build kselftests (%s)' % KSELFTEST_TARGETS):
+        ksft = build_kselftests(src, out, logfile)
+    with log.phase('initramfs'):
+        initrd = make_initramfs(ksft, out, logfile)
+    return image, initrd

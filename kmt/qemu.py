@@ -1,0 +1,116 @@
+"""Boot a kernel under QEMU with a host-side timeout; the full serial log
+goes to a file, condensed progress to the terminal."""
+
+import os
+import queue
+import re
+import subprocess
+import threading
+import time
+
+from . import log, targets
+
+QEMU = 'qemu-system-aarch64'
+BASE_CMDLINE = ('console=ttyAMA0', 'panic=-1', 'rdinit=/init')
+
+# Console lines worth echoing while a boot runs.
+_PROGRESS = re.compile(r'KMT-(BEGIN|END|DONE|ERROR)|# Subtest:|'
+                       r'^(\[[ 0-9.]+\] )?( {4})?(not )?ok \d+ |'
+                       r'Kernel panic|Internal error:|BUG: |WARNING: ')
+
+
+def kernel_cmdline(cell, kunit_filter=None, extra=()):
+    args = list(BASE_CMDLINE) + list(targets.KASAN_MODES[cell.kasan])
+    kunit = [targets.SUITES[s] for s in cell.suites if targets.SUITES[s].kind == 'kunit']
+    if kunit_filter:
+        args.append('kunit.filter_glob=' + kunit_filter)
+        ksft = []
+    else:
+        ksft = [targets.SUITES[s] for s in cell.suites
+                if targets.SUITES[s].kind == 'kselftest']
+        if kunit:
+            args.append('kunit.filter_glob=' + ','.join(s.select for s in kunit))
+        else:
+            args.append('kunit.enable=0')
+    if ksft:
+        args.append('kmt.suites=' + ','.join('%s=%s' % (s.name, s.select) for s in ksft))
+    return ' '.join(args + list(cell.cmdline) + list(extra))
+
+
+def qemu_command(machine, image, initrd, cmdline, icount=False, seed=None, smp=None):
+    cmd = [QEMU, '-machine', machine.machine, '-cpu', machine.cpu,
+           '-smp', str(smp or machine.smp), '-m', str(machine.mem_mb),
+           '-kernel', image, '-initrd', initrd, '-append', cmdline,
+           '-display', 'none', '-monitor', 'none', '-serial', 'stdio',
+           '-no-reboot']
+    if icount:
+        cmd += ['-icount', 'shift=0,sleep=off']
+    if seed is not None:
+        cmd += ['-seed', str(seed)]
+    return cmd + list(machine.extra)
+
+
+class BootResult:
+    def __init__(self, cmd, logfile):
+        self.cmd = cmd
+        self.logfile = logfile
+        self.lines = []
+        self.exit_code = None
+        self.timed_out = False
+        self.duration = 0.0
+
+
+def boot(cmd, logfile, timeout_s, echo=True):
+    """Run QEMU until it exits or timeout_s passes (then kill it)."""
+    res = BootResult(cmd, logfile)
+    log.show_cmd(cmd)
+    if log.DRY_RUN:
+        return res
+    os.makedirs(os.path.dirname(logfile), exist_ok=True)
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    lines = queue.Queue()
+
+    def reader():
+        for raw in proc.stdout:
+            lines.put(raw.decode('utf-8', errors='replace').replace('\r', '').rstrip('\n'))
+        lines.put(None)
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    last_echo = start
+    with open(logfile, 'w') as lf:
+        lf.write('# %s\n' % ' '.join(cmd))
+        while True:
+            remaining = timeout_s - (time.monotonic() - start)
+            if remaining <= 0:
+                res.timed_out = True
+                proc.kill()
+                break
+            try:
+                line = lines.get(timeout=min(remaining, 5))
+            except queue.Empty:
+                now = time.monotonic()
+                if echo and now - last_echo > 30:
+                    log.info('   ... %ds, still running' % (now - start))
+                    last_echo = now
+                continue
+            if line is None:
+                break
+            res.lines.append(line)
+            lf.write(line + '\n')
+            lf.flush()
+            if echo and _PROGRESS.search(line):
+                log.info('   | ' + line[:150])
+                last_echo = time.monotonic()
+    proc.wait()
+    t.join(timeout=5)
+    res.exit_code = proc.returncode
+    res.duration = time.monotonic() - start
+    if res.timed_out:
+        msg = 'KMT-HOST: timed out after %ds, QEMU killed' % timeout_s
+        res.lines.append(msg)
+        with open(logfile, 'a') as lf:
+            lf.write(msg + '\n')
+    return res

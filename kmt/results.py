@@ -1,0 +1,289 @@
+"""Read a boot's console log: test results through the kernel's own KTAP
+parser (tools/testing/kunit/kunit_parser.py), kernel reports (panic, oops,
+BUG, WARNING, KASAN) outside the suites that provoke them on purpose,
+timeouts and missing results."""
+
+import fnmatch
+import io
+import os
+import re
+import subprocess
+import sys
+
+from . import log, paths, targets
+
+PASS, FAIL, SKIP, XFAIL = 'pass', 'fail', 'skip', 'xfail'
+
+_parser = None
+
+
+def kunit_parser():
+    """The kernel's KTAP parser, from the kernel tree (or, before the tree is
+    unpacked, from the source tarball)."""
+    global _parser
+    if _parser is not None:
+        return _parser
+    d = os.path.join(paths.SRC, 'tools', 'testing', 'kunit')
+    if not os.path.exists(os.path.join(d, 'kunit_parser.py')):
+        d = os.path.join(paths.BUILD, 'kunit-parser')
+        if not os.path.exists(os.path.join(d, 'kunit_parser.py')):
+            os.makedirs(d, exist_ok=True)
+            members = ['linux-source-6.12/tools/testing/kunit/%s.py' % m
+                       for m in ('kunit_parser', 'kunit_printer')]
+            log.info('extracting the KTAP parser from %s' % paths.SOURCE_TARBALL)
+            subprocess.run(['tar', '-xf', paths.SOURCE_TARBALL, '-C', d,
+                            '--strip-components=4'] + members, check=True)
+    sys.path.insert(0, d)
+    import kunit_parser as kp  # pylint: disable=import-outside-toplevel
+    import kunit_printer
+    # Keep the parser's own pretty-printing off the terminal.
+    kp.stdout = kunit_printer.Printer(io.StringIO())
+    _parser = kp
+    return kp
+
+
+def parse_ktap(lines):
+    kp = kunit_parser()
+    return kp.parse_run_tests(lines)
+
+
+def status_of(test):
+    kp = kunit_parser()
+    st = test.status
+    if st == kp.TestStatus.SUCCESS and test.counts.errors == 0:
+        return PASS
+    if st == kp.TestStatus.SKIPPED and test.counts.errors == 0:
+        return SKIP
+    return FAIL
+
+
+# ---- kernel reports -----------------------------------------------------
+
+# (kind, pattern) in order: the first match names the kind.
+REPORTS = [
+    ('panic', re.compile(r'Kernel panic - not syncing')),
+    ('kasan', re.compile(r'BUG: KASAN: ')),
+    ('oops', re.compile(r'Internal error: |Unable to handle kernel |\bOops\b')),
+    ('stall', re.compile(r'rcu: INFO: .*stall|soft lockup|hung_task')),
+    ('bug', re.compile(r'\bBUG: |kernel BUG at ')),
+    ('warning', re.compile(r'\bWARNING: ')),
+]
+
+
+def report_kind(line):
+    for kind, pat in REPORTS:
+        if pat.search(line):
+            return kind
+    return None
+
+
+def suite_windows(lines, suites):
+    """{suite name: [(first, last) line index ranges]} while each suite ran."""
+    win = {}
+    for s in suites:
+        if s.kind == 'kunit':
+            start = None
+            begin = re.compile(r'# Subtest: %s$' % re.escape(s.select))
+            end = re.compile(r'(^|\] )(not )?ok \d+ %s( #.*)?$' % re.escape(s.select))
+            for i, l in enumerate(lines):
+                if start is None and begin.search(l):
+                    start = i
+                elif start is not None and end.search(l):
+                    win.setdefault(s.name, []).append((start, i))
+                    start = None
+            if start is not None:
+                win.setdefault(s.name, []).append((start, len(lines) - 1))
+        else:
+            start = None
+            for i, l in enumerate(lines):
+                if l.startswith('KMT-BEGIN %s' % s.name):
+                    start = i
+                elif start is not None and l.startswith('KMT-END %s ' % s.name):
+                    win.setdefault(s.name, []).append((start, i))
+                    start = None
+            if start is not None:
+                win.setdefault(s.name, []).append((start, len(lines) - 1))
+    return win
+
+
+def kernel_reports(lines, suites):
+    """Reports not provoked on purpose: [(line number, kind, text)].
+    A panic is never expected."""
+    win = suite_windows(lines, suites)
+    bad = []
+    for i, l in enumerate(lines):
+        kind = report_kind(l)
+        if kind is None:
+            continue
+        allowed = False
+        if kind != 'panic':
+            for s in suites:
+                if kind in s.expected_reports and any(a <= i <= b for a, b in win.get(s.name, ())):
+                    allowed = True
+        if not allowed:
+            bad.append((i + 1, kind, l.strip()))
+    return bad
+
+
+# ---- results per suite ----------------------------------------------------
+
+def _kselftest_block(lines, name):
+    out, inside = [], False
+    for l in lines:
+        if l.startswith('KMT-BEGIN %s' % name):
+            inside, out = True, []
+        elif inside and l.startswith('KMT-END %s ' % name):
+            return out, l
+        elif inside and (l.startswith('KMT-ERROR') or not l.startswith('KMT-')):
+            out.append(l)
+    return (out if inside else None), None
+
+
+def _test_logs(lines, name):
+    """{test: lines} from the KMT-LOG blocks of a kselftest suite."""
+    logs, cur = {}, None
+    for l in lines:
+        m = re.match(r'KMT-LOG-BEGIN (\S+) (\S+)$', l)
+        if m:
+            cur = m.group(2) if m.group(1) == name else None
+            if cur:
+                logs[cur] = []
+        elif l.startswith('KMT-LOG-END'):
+            cur = None
+        elif cur is not None:
+            logs[cur].append(l)
+    return logs
+
+
+def _sub_counts(test_lines):
+    """Pass/fail/skip counts of a kselftest program's own KTAP output."""
+    if not any(re.match(r'(not )?ok \d+', l) for l in test_lines):
+        return None
+    t = parse_ktap(test_lines)
+    c = {PASS: 0, FAIL: 0, SKIP: 0}
+    for sub in t.subtests:
+        c[status_of(sub)] += 1
+    return c
+
+
+def suite_results(lines, suite):
+    """[(test name, status, detail)] for one suite, or an error string."""
+    if suite.kind == 'kunit':
+        cut = len(lines)
+        for i, l in enumerate(lines):
+            if l.startswith('KMT-BEGIN') or l.startswith('KMT-DONE'):
+                cut = i
+                break
+        top = parse_ktap(lines[:cut])
+        found = [t for t in top.subtests if t.name == suite.select]
+        if not found:
+            return 'KUnit suite %s never reported a result' % suite.select
+        t = found[0]
+        named = [c for c in t.subtests if c.name]
+        if not named:
+            return 'KUnit suite %s ran no test case' % suite.select
+        if len(named) < len(t.subtests) or (t.expected_count or 0) > len(named):
+            return 'KUnit suite %s: %d of %d cases reported (crash?)' % (
+                suite.select, len(named), max(len(t.subtests), t.expected_count or 0))
+        return [(c.name, status_of(c), '') for c in named]
+    block, end = _kselftest_block(lines, suite.name)
+    if block is None:
+        return 'kselftest suite %s never started' % suite.name
+    if end is None:
+        return 'kselftest suite %s never finished' % suite.name
+    errors = [l for l in block if l.startswith('KMT-ERROR')]
+    if errors:
+        return errors[0]
+    top = parse_ktap(block)
+    logs = _test_logs(lines, suite.name)
+    res = []
+    named = [t for t in top.subtests if t.name]
+    if len(named) < len(top.subtests):
+        return 'kselftest suite %s: %d of %d tests reported' % (
+            suite.name, len(named), len(top.subtests))
+    for t in named:
+        name = t.name.split(': ')[-1].strip()
+        st = status_of(t)
+        detail = ''
+        sub = None
+        for key, tl in logs.items():
+            if os.path.basename(key.split(':', 1)[-1]) == name:
+                sub = _sub_counts(tl)
+        if sub:
+            detail = '%d/%d subtests passed, %d skipped' % (
+                sub[PASS], sum(sub.values()), sub[SKIP])
+            if st == PASS and sub[FAIL]:
+                st = FAIL
+        res.append((name, st, detail))
+    if not res:
+        return 'kselftest suite %s ran no test' % suite.name
+    if top.expected_count and len(res) < top.expected_count:
+        return 'kselftest suite %s: %d of %d tests reported' % (
+            suite.name, len(res), top.expected_count)
+    return res
+
+
+def analyze(lines, cell, timed_out=False):
+    """Everything one boot tells: {'tests': [...], 'problems': [...]}."""
+    suites = [targets.SUITES[s] for s in cell.suites]
+    problems = []
+    tests = []
+    if timed_out:
+        problems.append({'kind': 'timeout', 'line': 0, 'text': lines[-1] if lines else ''})
+    for n, kind, text in kernel_reports(lines, suites):
+        problems.append({'kind': kind, 'line': n, 'text': text})
+    for s in suites:
+        r = suite_results(lines, s)
+        if isinstance(r, str):
+            problems.append({'kind': 'missing', 'line': 0, 'text': r})
+            tests.append({'suite': s.name, 'name': '(suite)', 'status': FAIL, 'detail': r})
+            continue
+        for name, st, detail in r:
+            tests.append({'suite': s.name, 'name': name, 'status': st, 'detail': detail})
+    if not timed_out and not any(l.startswith('KMT-DONE') for l in lines):
+        problems.append({'kind': 'missing', 'line': 0,
+                         'text': 'init never finished (no KMT-DONE)'})
+    return {'tests': tests, 'problems': problems}
+
+
+# ---- expectations -----------------------------------------------------------
+
+def load_expectations(path=paths.EXPECTATIONS):
+    """Known failures of the base: 'CELL-GLOB SUITE/TEST-GLOB fail # reason'.
+    A reason is required."""
+    exp = []
+    if not os.path.exists(path):
+        return exp
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            body, _, reason = line.partition('#')
+            body = body.strip()
+            if not body:
+                continue
+            parts = body.split()
+            if len(parts) != 3 or parts[2] != 'fail' or '/' not in parts[1]:
+                raise log.StepError('%s:%d: expected "CELL SUITE/TEST fail # reason"' % (path, n))
+            if not reason.strip():
+                raise log.StepError('%s:%d: an expected failure needs a reason' % (path, n))
+            suite, test = parts[1].split('/', 1)
+            exp.append({'cell': parts[0], 'suite': suite, 'test': test,
+                        'reason': reason.strip()})
+    return exp
+
+
+def apply_expectations(cell_name, tests, expectations):
+    """Mark expected failures; an expected failure that passed is an error."""
+    problems = []
+    for t in tests:
+        for e in expectations:
+            if (fnmatch.fnmatch(cell_name, e['cell']) and e['suite'] == t['suite']
+                    and fnmatch.fnmatch(t['name'], e['test'])):
+                if t['status'] == FAIL:
+                    t['status'] = XFAIL
+                    t['detail'] = 'expected failure: ' + e['reason']
+                elif t['status'] == PASS:
+                    problems.append({'kind': 'unexpected-pass', 'line': 0,
+                                     'text': '%s/%s passed but expectations.txt says it fails '
+                                             '(%s): update the file' % (t['suite'], t['name'],
+                                                                       e['reason'])})
+    return problems

@@ -1,0 +1,196 @@
+"""The kernel work tree: the Debian base as one git commit, the series
+applied on a branch with git am, and the export of a branch back to patches/.
+"""
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+
+from . import log, paths
+
+BRANCH = 'series'
+# A fixed identity and date make the base commit the same on every machine,
+# so its hash can be quoted (format-patch --base) and compared.
+_GIT_ENV = {
+    'GIT_AUTHOR_NAME': 'kmt', 'GIT_AUTHOR_EMAIL': 'kmt@localhost',
+    'GIT_COMMITTER_NAME': 'kmt', 'GIT_COMMITTER_EMAIL': 'kmt@localhost',
+    'GIT_AUTHOR_DATE': '2000-01-01T00:00:00Z',
+    'GIT_COMMITTER_DATE': '2000-01-01T00:00:00Z',
+}
+
+
+def git(args, cwd=None, check=True, capture=True, env=None):
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    res = subprocess.run(['git'] + args, cwd=cwd or paths.SRC, env=full_env,
+                         stdout=subprocess.PIPE if capture else None,
+                         stderr=subprocess.STDOUT if capture else None,
+                         text=True)
+    if check and res.returncode != 0:
+        raise log.StepError('git %s failed:\n%s' % (' '.join(args), res.stdout or ''))
+    return res
+
+
+def base_version():
+    """The Debian version of the installed kernel source package."""
+    res = subprocess.run(['dpkg-query', '-W', '-f=${Version}', paths.SOURCE_PACKAGE],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if res.returncode != 0 or not res.stdout:
+        raise log.StepError('%s is not installed (run scripts/setup-host.sh)'
+                            % paths.SOURCE_PACKAGE)
+    return res.stdout.strip()
+
+
+def base_tag(version=None):
+    version = version or base_version()
+    return 'base/' + re.sub(r'[^0-9A-Za-z.+-]', '_', version)
+
+
+def ensure_base(src=paths.SRC):
+    """Unpack the kernel source into a git repo with one base commit."""
+    version = base_version()
+    tag = base_tag(version)
+    if os.path.isdir(os.path.join(src, '.git')):
+        if git(['rev-parse', '-q', '--verify', tag], cwd=src, check=False).returncode == 0:
+            return tag
+        have = git(['tag', '-l', 'base/*'], cwd=src).stdout.split()
+        raise log.StepError(
+            'the kernel tree %s was made from %s, but the installed %s is %s.\n'
+            'Export any work (make export), then remove %s and run again.'
+            % (src, ', '.join(have) or 'an unknown base', paths.SOURCE_PACKAGE,
+               version, src))
+    if not os.path.exists(paths.SOURCE_TARBALL):
+        raise log.StepError('%s missing (package %s)' % (paths.SOURCE_TARBALL,
+                                                          paths.SOURCE_PACKAGE))
+    with log.phase('unpack %s %s' % (paths.SOURCE_PACKAGE, version)):
+        tmp = src + '.unpack'
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        log.run(['tar', '-xf', paths.SOURCE_TARBALL, '-C', tmp,
+                 '--strip-components=1'])
+        git(['init', '-q', '-b', 'base'], cwd=tmp)
+        git(['config', 'user.name', 'kmt'], cwd=tmp)
+        git(['config', 'user.email', 'kmt@localhost'], cwd=tmp)
+        git(['config', 'gc.auto', '0'], cwd=tmp)
+        log.info('git add (about 90k files)')
+        git(['add', '-A', '-f', '.'], cwd=tmp)
+        git(['commit', '-q', '-m', 'Debian %s %s' % (paths.SOURCE_PACKAGE, version)],
+            cwd=tmp, env=_GIT_ENV)
+        git(['tag', tag], cwd=tmp)
+        os.rename(tmp, src)
+        log.info('base commit %s tagged %s' % (
+            git(['rev-parse', 'HEAD'], cwd=src).stdout.strip(), tag))
+    return tag
+
+
+def read_series(patch_dir=paths.PATCHES):
+    """Patch file names in order, from patch_dir/series. Every .patch file
+    other than the cover letter must be listed, and every listed file exist."""
+    series_file = os.path.join(patch_dir, 'series')
+    listed = []
+    if os.path.exists(series_file):
+        with open(series_file) as f:
+            for line in f:
+                line = line.split('#', 1)[0].strip()
+                if line:
+                    listed.append(line)
+    present = sorted(p for p in os.listdir(patch_dir)
+                     if p.endswith('.patch') and not p.startswith('0000-'))
+    missing = [p for p in listed if not os.path.exists(os.path.join(patch_dir, p))]
+    unlisted = [p for p in present if p not in listed]
+    if missing or unlisted:
+        msg = []
+        if missing:
+            msg.append('listed in series but missing: ' + ', '.join(missing))
+        if unlisted:
+            msg.append('in %s but not in series: %s' % (patch_dir, ', '.join(unlisted)))
+        raise log.StepError('patches/series is out of date: ' + '; '.join(msg))
+    return listed
+
+
+def series_stamp(tag, patches, patch_dir=paths.PATCHES):
+    h = hashlib.sha256(tag.encode())
+    for p in patches:
+        with open(os.path.join(patch_dir, p), 'rb') as f:
+            h.update(p.encode() + b'\0' + f.read())
+    return h.hexdigest()
+
+
+def _am_in_progress(src):
+    return os.path.isdir(os.path.join(src, '.git', 'rebase-apply'))
+
+
+def apply_series(src=paths.SRC, patch_dir=paths.PATCHES, branch=BRANCH, tag=None):
+    """Check out `branch` = base + the series (git am). Skipped when the
+    branch already holds exactly this series. On failure the tree is left in
+    the middle of git am for inspection and the error names patch and file."""
+    tag = tag or ensure_base(src)
+    patches = read_series(patch_dir)
+    stamp = series_stamp(tag, patches, patch_dir)
+    stamp_file = os.path.join(src, '.git', 'kmt-series-stamp')
+    head = git(['symbolic-ref', '-q', '--short', 'HEAD'], cwd=src, check=False).stdout.strip()
+    dirty = git(['status', '--porcelain', '--untracked-files=no'], cwd=src).stdout.strip()
+    if _am_in_progress(src):
+        log.warn('a previous git am was left in progress in %s; aborting it' % src)
+        git(['am', '--abort'], cwd=src)
+        dirty = ''
+    elif dirty:
+        raise log.StepError(
+            'uncommitted changes in %s (branch %s):\n%s\nCommit them (then make export) '
+            'or stash them; or build the tree as it is with APPLY=0.'
+            % (src, head or '(detached)', dirty))
+    if head == branch and os.path.exists(stamp_file):
+        with open(stamp_file) as f:
+            if f.read().strip() == stamp:
+                log.info('series up to date on branch %s (%d patches)' % (branch, len(patches)))
+                return patches
+    with log.phase('apply %d patches (git am)' % len(patches)):
+        if os.path.exists(stamp_file):
+            os.unlink(stamp_file)
+        git(['checkout', '-q', '-B', branch, tag], cwd=src)
+        for p in patches:
+            path = os.path.join(patch_dir, p)
+            res = git(['am', '-q', path], cwd=src, check=False)
+            if res.returncode != 0:
+                raise log.StepError(describe_am_failure(p, res.stdout, src))
+            log.info('applied %s' % p)
+        with open(stamp_file, 'w') as f:
+            f.write(stamp + '\n')
+    return patches
+
+
+def describe_am_failure(patch, output, src):
+    files = re.findall(r'^error: (?:patch failed: |)([^:\n]+):\d+', output, re.M)
+    files += re.findall(r'^error: ([^:\n]+): (?:does not exist in index|'
+                        r'No such file or directory|already exists)', output, re.M)
+    seen = []
+    for f in files:
+        if f not in seen:
+            seen.append(f)
+    return ('patch %s does not apply%s.\n%s\n'
+            'The tree %s is left in the middle of git am: inspect it, then '
+            '"git am --abort" there (or just run again: the tool aborts it).'
+            % (patch, (' to ' + ', '.join(seen)) if seen else '',
+               '\n'.join('    | ' + l for l in output.strip().splitlines()), src))
+
+
+def export_series(branch, src=paths.SRC, patch_dir=paths.PATCHES, tag=None):
+    """git format-patch base..branch into patch_dir and rewrite series.
+    The cover letter (0000-cover-letter.patch) is kept as it is."""
+    tag = tag or base_tag()
+    git(['rev-parse', '-q', '--verify', branch], cwd=src)
+    for p in os.listdir(patch_dir):
+        if p.endswith('.patch') and not p.startswith('0000-'):
+            os.unlink(os.path.join(patch_dir, p))
+    res = git(['format-patch', '--zero-commit', '--no-signature', '--base=' + tag,
+               '-o', patch_dir, '%s..%s' % (tag, branch)], cwd=src)
+    names = [os.path.basename(l.strip()) for l in res.stdout.splitlines() if l.strip()]
+    with open(os.path.join(patch_dir, 'series'), 'w') as f:
+        f.write('# Order in which the patches apply (git am) on the base.\n')
+        f.write('# Written by "make export"; one file name per line.\n')
+        for n in names:
+            f.write(n + '\n')
+    return names

@@ -1,0 +1,116 @@
+"""The test matrix as data. A new cell, QEMU target, kasan mode or suite is
+one entry in one of these tables; the code that runs them does not change."""
+
+from dataclasses import dataclass, field
+from typing import Tuple
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    name: str
+    base: str                    # 'allnoconfig' or a defconfig under arch/arm64/configs
+    fragments: Tuple[str, ...]   # files in configs/, merged in order
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One QEMU target (cf. kunit's qemu_configs/arm64.py)."""
+    name: str
+    machine: str
+    cpu: str
+    smp: int = 2
+    mem_mb: int = 1024
+    has_mte: bool = True
+    extra: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A test suite and the kernel reports it provokes on purpose (allowed
+    only while it runs)."""
+    name: str
+    kind: str                    # 'kunit' or 'kselftest'
+    select: str                  # kunit: filter glob; kselftest: COLLECTION:TEST glob
+    expected_reports: Tuple[str, ...] = ()
+    # HW_TAGS detection is probabilistic (random 4-bit tags): a failed case
+    # is rerun with other seeds before it counts as a failure.
+    probabilistic: bool = False
+
+
+@dataclass(frozen=True)
+class Cell:
+    name: str
+    config: str
+    machine: str
+    kasan: str
+    suites: Tuple[str, ...]
+    timeout_s: int = 900
+    cmdline: Tuple[str, ...] = field(default_factory=tuple)
+
+
+CONFIGS = {c.name: c for c in [
+    KernelConfig('lean', 'allnoconfig', ('minimal.config', 'mte-kasan.config')),
+    KernelConfig('full', 'defconfig', ('mte-kasan.config', 'full.config')),
+]}
+
+MACHINES = {m.name: m for m in [
+    # MTE emulated; -cpu max also has LSE atomics.
+    Machine('mte', 'virt,mte=on,gic-version=3', 'max'),
+    # No LSE atomics (LL/SC paths), no MTE.
+    Machine('llsc', 'virt,gic-version=3', 'cortex-a72', has_mte=False),
+]}
+
+KASAN_MODES = {
+    'off': ('kasan=off',),
+    'sync': ('kasan.mode=sync',),
+    'async': ('kasan.mode=async',),
+    'asymm': ('kasan.mode=asymm',),
+}
+
+SUITES = {s.name: s for s in [
+    Suite('kasan', 'kunit', 'kasan',
+          expected_reports=('kasan',), probabilistic=True),
+    Suite('mte', 'kselftest', 'arm64:check_*'),
+    Suite('lkdtm-refcount', 'kselftest', 'lkdtm:REFCOUNT_*',
+          expected_reports=('warning',)),
+]}
+
+# make check: the lean kernel, every kasan mode.
+CHECK = [
+    Cell('sync', 'lean', 'mte', 'sync', ('kasan', 'mte', 'lkdtm-refcount')),
+    Cell('async', 'lean', 'mte', 'async', ('kasan', 'mte')),
+    Cell('asymm', 'lean', 'mte', 'asymm', ('kasan', 'mte')),
+    Cell('llsc', 'lean', 'llsc', 'off', ('lkdtm-refcount',)),
+]
+
+# make run: defconfig-based kernel, the default (sync) mode.
+RUN = [
+    Cell('run-sync', 'full', 'mte', 'sync', ('kasan', 'mte', 'lkdtm-refcount')),
+]
+
+MATRICES = {'check': CHECK, 'run': RUN}
+
+
+def validate():
+    """Every name a cell uses must exist (checked by the tooling self-tests)."""
+    errors = []
+    for matrix, cells in MATRICES.items():
+        names = set()
+        for c in cells:
+            if c.name in names:
+                errors.append('%s: duplicate cell %s' % (matrix, c.name))
+            names.add(c.name)
+            if c.config not in CONFIGS:
+                errors.append('%s/%s: unknown config %s' % (matrix, c.name, c.config))
+            if c.machine not in MACHINES:
+                errors.append('%s/%s: unknown machine %s' % (matrix, c.name, c.machine))
+            if c.kasan not in KASAN_MODES:
+                errors.append('%s/%s: unknown kasan mode %s' % (matrix, c.name, c.kasan))
+            for s in c.suites:
+                if s not in SUITES:
+                    errors.append('%s/%s: unknown suite %s' % (matrix, c.name, s))
+            m = MACHINES.get(c.machine)
+            if m and not m.has_mte and c.kasan != 'off':
+                errors.append('%s/%s: kasan %s needs a machine with MTE'
+                              % (matrix, c.name, c.kasan))
+    return errors

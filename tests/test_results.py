@@ -1,0 +1,115 @@
+"""Console-log analysis on captured logs (no kernel, no QEMU needed)."""
+
+import os
+import tempfile
+import unittest
+
+from kmt import results, targets
+
+FIX = os.path.join(os.path.dirname(__file__), 'fixtures')
+SYNC = [c for c in targets.CHECK if c.name == 'sync'][0]
+
+
+def load(name):
+    with open(os.path.join(FIX, name)) as f:
+        return [l.rstrip('\n') for l in f]
+
+
+def by_name(out):
+    return {(t['suite'], t['name']): t for t in out['tests']}
+
+
+class AnalyzeTest(unittest.TestCase):
+    def test_clean_run(self):
+        out = results.analyze(load('sync-ok.log'), SYNC)
+        self.assertEqual(out['problems'], [])
+        t = by_name(out)
+        self.assertEqual(t[('kasan', 'kmalloc_oob_right')]['status'], results.PASS)
+        self.assertEqual(t[('kasan', 'kasan_bitops_generic')]['status'], results.SKIP)
+        self.assertEqual(t[('mte', 'check_buffer_fill')]['status'], results.PASS)
+        self.assertIn('2/2 subtests', t[('mte', 'check_buffer_fill')]['detail'])
+        self.assertEqual(t[('mte', 'check_hugetlb_options')]['status'], results.SKIP)
+        self.assertEqual(t[('lkdtm-refcount', 'REFCOUNT_INC_OVERFLOW.sh')]['status'],
+                         results.PASS)
+        self.assertEqual(len(out['tests']), 6)
+
+    def test_panic_is_a_failure(self):
+        out = results.analyze(load('panic.log'), SYNC)
+        kinds = {p['kind'] for p in out['problems']}
+        self.assertIn('panic', kinds)
+        self.assertIn('oops', kinds)
+        # The lkdtm suite never finished and init never got to the end.
+        texts = ' '.join(p['text'] for p in out['problems'])
+        self.assertIn('lkdtm-refcount never finished', texts)
+        self.assertIn('KMT-DONE', texts)
+
+    def test_truncated_ktap_is_missing_results(self):
+        out = results.analyze(load('truncated.log'), SYNC)
+        texts = [p['text'] for p in out['problems'] if p['kind'] == 'missing']
+        self.assertTrue(any('kasan' in t for t in texts), texts)
+        self.assertTrue(any('mte never started' in t for t in texts), texts)
+        self.assertTrue(all(t['status'] == results.FAIL for t in out['tests']))
+
+    def test_kasan_report_outside_its_suite(self):
+        out = results.analyze(load('kasan-outside.log'), SYNC)
+        self.assertEqual([p['kind'] for p in out['problems']], ['kasan'])
+        self.assertIn('__arm64_sys_getpid', out['problems'][0]['text'])
+        self.assertEqual(out["problems"][0]["line"], 24)
+
+    def test_kasan_report_inside_kasan_suite_is_expected(self):
+        out = results.analyze(load('sync-ok.log'), SYNC)
+        self.assertFalse([p for p in out['problems'] if p['kind'] == 'kasan'])
+
+    def test_warning_only_allowed_in_lkdtm(self):
+        lines = load('sync-ok.log')
+        i = lines.index('KMT-BEGIN mte')
+        lines.insert(i + 1, '[    4.0] WARNING: CPU: 0 PID: 1 at mm/page_alloc.c:1 foo+0x0/0x4')
+        out = results.analyze(lines, SYNC)
+        self.assertEqual([p['kind'] for p in out['problems']], ['warning'])
+
+    def test_failed_case(self):
+        out = results.analyze(load('kasan-case-fails.log'), SYNC)
+        t = by_name(out)
+        self.assertEqual(t[('kasan', 'kmalloc_oob_left')]['status'], results.FAIL)
+        self.assertEqual(t[('kasan', 'kmalloc_oob_right')]['status'], results.PASS)
+
+    def test_timeout(self):
+        lines = load('sync-ok.log')[:20]
+        out = results.analyze(lines, SYNC, timed_out=True)
+        self.assertIn('timeout', [p['kind'] for p in out['problems']])
+
+    def test_no_test_in_suite(self):
+        lines = load('sync-ok.log')
+        i = lines.index('KMT-BEGIN mte')
+        j = lines.index('KMT-END mte rc=0')
+        lines[i + 1:j] = ['KMT-ERROR mte: no kselftest matches arm64:check_*']
+        out = results.analyze(lines, SYNC)
+        self.assertTrue(any('no kselftest matches' in p['text'] for p in out['problems']))
+
+
+class ExpectationsTest(unittest.TestCase):
+    def _write(self, text):
+        fd, path = tempfile.mkstemp()
+        with os.fdopen(fd, 'w') as f:
+            f.write(text)
+        self.addCleanup(os.unlink, path)
+        return path
+
+    def test_reason_required(self):
+        path = self._write('sync kasan/kmalloc_oob_left fail\n')
+        with self.assertRaises(Exception):
+            results.load_expectations(path)
+
+    def test_expected_failure_and_unexpected_pass(self):
+        path = self._write('# comment\nsy* kasan/kmalloc_oob_* fail # known: reason here\n')
+        exp = results.load_expectations(path)
+        out = results.analyze(load('kasan-case-fails.log'), SYNC)
+        problems = results.apply_expectations('sync', out['tests'], exp)
+        t = by_name(out)
+        self.assertEqual(t[('kasan', 'kmalloc_oob_left')]['status'], results.XFAIL)
+        # kmalloc_oob_right matches the glob but passed: reported.
+        self.assertEqual([p['kind'] for p in problems], ['unexpected-pass'])
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,107 @@
+"""git am failure handling and series bookkeeping on a tiny repository."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from kmt import log, source
+
+
+def sh(args, cwd):
+    subprocess.run(args, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+class GitAmTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.repo = os.path.join(self.tmp, 'repo')
+        self.pdir = os.path.join(self.tmp, 'patches')
+        os.makedirs(self.repo)
+        os.makedirs(self.pdir)
+        sh(['git', 'init', '-q', '-b', 'base'], self.repo)
+        sh(['git', 'config', 'user.name', 't'], self.repo)
+        sh(['git', 'config', 'user.email', 't@t'], self.repo)
+        with open(os.path.join(self.repo, 'a.c'), 'w') as f:
+            f.write('int a;\nint b;\nint c;\n')
+        sh(['git', 'add', '.'], self.repo)
+        sh(['git', 'commit', '-q', '-m', 'base'], self.repo)
+        sh(['git', 'tag', 'base/1'], self.repo)
+
+    def make_patch(self, old, new, name):
+        sh(['git', 'checkout', '-q', '-B', 'tmp', 'base/1'], self.repo)
+        path = os.path.join(self.repo, 'a.c')
+        with open(path) as f:
+            text = f.read()
+        with open(path, 'w') as f:
+            f.write(text.replace(old, new))
+        sh(['git', 'commit', '-q', '-am', 'change ' + name + '\n\nSigned-off-by: t <t@t>'],
+           self.repo)
+        out = subprocess.run(['git', 'format-patch', '-1', '-o', self.pdir],
+                             cwd=self.repo, check=True, stdout=subprocess.PIPE,
+                             text=True).stdout.strip()
+        dst = os.path.join(self.pdir, name)
+        os.rename(out, dst)
+        sh(['git', 'checkout', '-q', 'base'], self.repo)
+        return name
+
+    def write_series(self, names):
+        with open(os.path.join(self.pdir, 'series'), 'w') as f:
+            f.write('# test\n' + '\n'.join(names) + '\n')
+
+    def test_applies_in_order_and_skips_when_unchanged(self):
+        p1 = self.make_patch('int b;', 'int b2;', '0001-b.patch')
+        self.write_series([p1])
+        got = source.apply_series(src=self.repo, patch_dir=self.pdir, tag='base/1')
+        self.assertEqual(got, [p1])
+        with open(os.path.join(self.repo, 'a.c')) as f:
+            self.assertIn('int b2;', f.read())
+        head = source.git(['rev-parse', 'HEAD'], cwd=self.repo).stdout
+        source.apply_series(src=self.repo, patch_dir=self.pdir, tag='base/1')
+        self.assertEqual(head, source.git(['rev-parse', 'HEAD'], cwd=self.repo).stdout)
+
+    def test_failing_patch_named_and_tree_left_in_am(self):
+        p1 = self.make_patch('int b;', 'int b2;', '0001-b.patch')
+        p2 = self.make_patch('int b;', 'int b3;', '0002-conflict.patch')
+        self.write_series([p1, p2])
+        with self.assertRaises(log.StepError) as cm:
+            source.apply_series(src=self.repo, patch_dir=self.pdir, tag='base/1')
+        msg = str(cm.exception)
+        self.assertIn('0002-conflict.patch', msg)
+        self.assertIn('a.c', msg)
+        self.assertTrue(os.path.isdir(os.path.join(self.repo, '.git', 'rebase-apply')))
+
+    def test_unlisted_patch_is_an_error(self):
+        self.make_patch('int b;', 'int b2;', '0001-b.patch')
+        self.write_series([])
+        with self.assertRaises(log.StepError) as cm:
+            source.read_series(self.pdir)
+        self.assertIn('0001-b.patch', str(cm.exception))
+
+    def test_dirty_tree_refused(self):
+        self.write_series([])
+        with open(os.path.join(self.repo, 'a.c'), 'a') as f:
+            f.write('int dirty;\n')
+        with self.assertRaises(log.StepError) as cm:
+            source.apply_series(src=self.repo, patch_dir=self.pdir, tag='base/1')
+        self.assertIn('uncommitted', str(cm.exception))
+
+    def test_export_round_trip(self):
+        sh(['git', 'checkout', '-q', '-b', 'dev', 'base/1'], self.repo)
+        with open(os.path.join(self.repo, 'a.c'), 'a') as f:
+            f.write('int d;\n')
+        sh(['git', 'commit', '-q', '-am', 'add d\n\nSigned-off-by: t <t@t>'], self.repo)
+        names = source.export_series('dev', src=self.repo, patch_dir=self.pdir, tag='base/1')
+        self.assertEqual(names, ['0001-add-d.patch'])
+        self.assertEqual(source.read_series(self.pdir), names)
+        sh(['git', 'checkout', '-q', 'base'], self.repo)
+        source.apply_series(src=self.repo, patch_dir=self.pdir, tag='base/1')
+        with open(os.path.join(self.repo, 'a.c')) as f:
+            self.assertIn('int d;', f.read())
+
+
+if __name__ == '__main__':
+    unittest.main()

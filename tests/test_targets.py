@@ -1,0 +1,58 @@
+"""The matrix tables and the commands built from them."""
+
+import unittest
+
+from kmt import build, qemu, targets
+
+
+class TargetsTest(unittest.TestCase):
+    def test_tables_consistent(self):
+        self.assertEqual(targets.validate(), [])
+
+    def test_fragments_exist_and_parse(self):
+        for cfg in targets.CONFIGS.values():
+            want = build.requested(build.fragment_paths(cfg))
+            self.assertTrue(want, cfg.name)
+
+    def test_cmdline_kunit_and_kselftest(self):
+        cell = [c for c in targets.CHECK if c.name == 'sync'][0]
+        cl = qemu.kernel_cmdline(cell)
+        self.assertIn('kasan.mode=sync', cl)
+        self.assertIn('kunit.filter_glob=kasan', cl)
+        self.assertIn('kmt.suites=mte=arm64:check_*,lkdtm-refcount=lkdtm:REFCOUNT_*', cl)
+        self.assertIn('panic=-1', cl)
+
+    def test_cmdline_without_kunit(self):
+        cell = [c for c in targets.CHECK if c.name == 'llsc'][0]
+        cl = qemu.kernel_cmdline(cell)
+        self.assertIn('kunit.enable=0', cl)
+        self.assertIn('kasan=off', cl)
+
+    def test_rerun_cmdline_runs_one_case_only(self):
+        cell = [c for c in targets.CHECK if c.name == 'async'][0]
+        cl = qemu.kernel_cmdline(cell, kunit_filter='kasan.kmalloc_oob_right')
+        self.assertIn('kunit.filter_glob=kasan.kmalloc_oob_right', cl)
+        self.assertNotIn('kmt.suites', cl)
+
+    def test_qemu_command(self):
+        m = targets.MACHINES['mte']
+        cmd = qemu.qemu_command(m, 'Image', 'initrd', 'x', icount=True, seed=3, smp=1)
+        self.assertEqual(cmd[cmd.index('-machine') + 1], 'virt,mte=on,gic-version=3')
+        self.assertEqual(cmd[cmd.index('-cpu') + 1], 'max')
+        self.assertEqual(cmd[cmd.index('-smp') + 1], '1')
+        self.assertIn('-no-reboot', cmd)
+        self.assertEqual(cmd[cmd.index('-seed') + 1], '3')
+        self.assertEqual(cmd[cmd.index('-icount') + 1], 'shift=0,sleep=off')
+
+
+class ConfigCheckTest(unittest.TestCase):
+    def test_mismatch_reported(self):
+        want = build.parse_config(['CONFIG_A=y', '# CONFIG_B is not set', 'CONFIG_C=y',
+                                   'CONFIG_D="x"'])
+        have = build.parse_config(['CONFIG_A=y', 'CONFIG_B=y', 'CONFIG_D="x"'])
+        self.assertEqual(build.config_mismatches(want, have),
+                         [('CONFIG_B', 'n', 'y'), ('CONFIG_C', 'y', 'n')])
+
+
+if __name__ == '__main__':
+    unittest.main()
