@@ -6,18 +6,20 @@
   python3 -m kmt build CONFIG     build one configuration (lean, full)
   python3 -m kmt parse LOG CELL   analyse a saved console log offline
   python3 -m kmt export BRANCH    format-patch base..BRANCH into patches/
+  python3 -m kmt bench [--quick]  baseline vs patched: instruction counts, time ratios
   python3 -m kmt cells            list the matrices
 Options: --dry-run (print commands, run nothing), --cell NAME (repeatable),
 APPLY=0 in the environment or --no-apply builds the kernel tree as it is.
 """
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import unittest
 
-from . import build, log, matrix, paths, results, source, targets
+from . import bench, build, log, matrix, paths, results, source, targets
 
 
 def setup_host():
@@ -32,8 +34,11 @@ def tooling_selftests():
                                                     top_level_dir=paths.REPO)
         logfile = os.path.join(paths.LOGS, 'tooling-selftests.log')
         os.makedirs(paths.LOGS, exist_ok=True)
-        with open(logfile, 'w') as f:
+        phases = list(log._PHASES)  # pylint: disable=protected-access
+        with open(logfile, 'w') as f, contextlib.redirect_stdout(f), \
+                contextlib.redirect_stderr(f):
             res = unittest.TextTestRunner(stream=f, verbosity=2).run(suite)
+        log._PHASES[:] = phases  # pylint: disable=protected-access
         failed = {id(t) for t, _ in res.failures + res.errors}
         tests = []
         for t, _ in res.failures + res.errors:
@@ -92,6 +97,9 @@ def main(argv=None):
     p = sub.add_parser('export')
     p.add_argument('branch')
     sub.add_parser('cells')
+    p = sub.add_parser('bench')
+    p.add_argument('--quick', action='store_true',
+                   default=os.environ.get('QUICK', '0') not in ('', '0'))
     args = ap.parse_args(argv)
     log.DRY_RUN = args.dry_run
     try:
@@ -127,6 +135,16 @@ def main(argv=None):
         elif args.cmd == 'export':
             names = source.export_series(args.branch)
             log.info('exported %d patches to patches/: %s' % (len(names), ' '.join(names)))
+        elif args.cmd == 'bench':
+            if not args.dry_run:
+                setup_host()
+            result, table = bench.run(quick=args.quick, apply=args.apply)
+            print('\n' + table)
+            print('Results: build/results/bench/results.json and results.md')
+            for p in result['problems']:
+                print('error: ' + p, file=sys.stderr)
+            log.summary()
+            return 1 if result['problems'] else 0
         elif args.cmd == 'cells':
             for name, cells in targets.MATRICES.items():
                 for c in cells:

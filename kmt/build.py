@@ -142,7 +142,7 @@ def build_kselftests(src, out, logfile):
             logfile=logfile, cwd=src, env=KERNEL_ENV)
     if not os.path.exists(os.path.join(inst, 'run_kselftest.sh')):
         raise log.StepError('kselftest install has no run_kselftest.sh (log: %s)' % logfile)
-    mte = os.path.join(inst, 'arm64', 'mte')
+    mte = os.path.join(inst, 'arm64')
     if not any(n.startswith('check_') for n in os.listdir(mte)):
         raise log.StepError('no arm64 mte kselftest was built (does %sgcc support '
                             '+memtag?); log: %s' % (paths.CROSS_COMPILE, logfile))
@@ -206,9 +206,10 @@ def make_initramfs(kselftest_dir, out, logfile):
     # Libraries (Debian bookworm: not usr-merged inside the packages).
     shutil.copytree(os.path.join(stage, 'lib'), os.path.join(root, 'lib'),
                     dirs_exist_ok=True, symlinks=True)
-    if os.path.isdir(os.path.join(stage, 'usr', 'lib')):
-        shutil.copytree(os.path.join(stage, 'usr', 'lib'), os.path.join(root, 'usr', 'lib'),
-                        dirs_exist_ok=True, symlinks=True)
+    for d in ('lib', 'libexec'):
+        if os.path.isdir(os.path.join(stage, 'usr', d)):
+            shutil.copytree(os.path.join(stage, 'usr', d), os.path.join(root, 'usr', d),
+                            dirs_exist_ok=True, symlinks=True)
     # GNU coreutils first in PATH (/usr/bin), busybox applets in /bin.
     for d in ('bin', 'usr/bin'):
         sd = os.path.join(stage, d)

@@ -59,6 +59,9 @@ def run_cell(matrix, cell, image, initrd, expectations):
     if log.DRY_RUN:
         return None
     out = results.analyze(res.lines, cell, timed_out=res.timed_out)
+    if res.exit_code not in (0, None) and not res.timed_out:
+        out['problems'].append({'kind': 'qemu', 'line': 0, 'text': 'QEMU exited with code %d: %s'
+                                % (res.exit_code, res.lines[-1] if res.lines else '')})
     out['problems'] += results.apply_expectations(cell.name, out['tests'], expectations)
     for t in out['tests']:
         suite = targets.SUITES[t['suite']]

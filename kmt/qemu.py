@@ -23,13 +23,13 @@ def kernel_cmdline(cell, kunit_filter=None, extra=()):
     args = list(BASE_CMDLINE) + list(targets.KASAN_MODES[cell.kasan])
     kunit = [targets.SUITES[s] for s in cell.suites if targets.SUITES[s].kind == 'kunit']
     if kunit_filter:
-        args.append('kunit.filter_glob=' + kunit_filter)
+        args += ['kunit.enable=1', 'kunit.filter_glob=' + kunit_filter]
         ksft = []
     else:
         ksft = [targets.SUITES[s] for s in cell.suites
                 if targets.SUITES[s].kind == 'kselftest']
         if kunit:
-            args.append('kunit.filter_glob=' + ','.join(s.select for s in kunit))
+            args += ['kunit.enable=1', 'kunit.filter_glob=' + kunit[0].select]
         else:
             args.append('kunit.enable=0')
     if ksft:
@@ -42,7 +42,7 @@ def qemu_command(machine, image, initrd, cmdline, icount=False, seed=None, smp=N
            '-smp', str(smp or machine.smp), '-m', str(machine.mem_mb),
            '-kernel', image, '-initrd', initrd, '-append', cmdline,
            '-display', 'none', '-monitor', 'none', '-serial', 'stdio',
-           '-no-reboot']
+           '-nic', 'none', '-no-reboot']
     if icount:
         cmd += ['-icount', 'shift=0,sleep=off']
     if seed is not None:

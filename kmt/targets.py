@@ -109,6 +109,9 @@ def validate():
             for s in c.suites:
                 if s not in SUITES:
                     errors.append('%s/%s: unknown suite %s' % (matrix, c.name, s))
+            if sum(1 for s in c.suites if s in SUITES and SUITES[s].kind == 'kunit') > 1:
+                errors.append('%s/%s: one KUnit suite per cell (kunit.filter_glob)'
+                              % (matrix, c.name))
             m = MACHINES.get(c.machine)
             if m and not m.has_mte and c.kasan != 'off':
                 errors.append('%s/%s: kasan %s needs a machine with MTE'

@@ -1,0 +1,196 @@
+"""make bench: baseline (base, no series) vs patched (series) kernels, the
+lean config, every kasan mode; exact instruction counts per operation
+(QEMU -icount shift=0 + guest PMU) and interleaved A/B wall-time ratios."""
+
+import datetime
+import json
+import os
+import re
+import statistics
+
+from . import build, log, paths, qemu, source, targets
+
+KERNELS = ('baseline', 'patched')
+MODES = ('off', 'sync', 'async', 'asymm')
+MACHINE = 'mte'
+BOOT_TIMEOUT_S = 900
+# Default and QUICK=1 (smoke run: the harness exercised, the figures rough).
+PLANS = {
+    'full': {'modes': MODES, 'pairs': 5, 'ratio_modes': ('sync',), 'bench': 'all'},
+    'quick': {'modes': ('off', 'sync'), 'pairs': 1, 'ratio_modes': ('sync',),
+              'bench': 'getpid=2000,getppid=2000,invalid_syscall=2000,ctxsw=500,'
+                       'thread=50,fork64m=5'},
+}
+
+_LINE = re.compile(r'# kmt-bench (\S+) ops=(\d+) insn_per_op=([0-9.]+) ns_per_op=([0-9.]+)')
+
+
+def parse_bench(lines):
+    """{benchmark: {'insn_per_op': x, 'ns_per_op': y}} from a console log;
+    raises StepError when the bench block is missing or a benchmark failed."""
+    out, inside, end = {}, False, None
+    failed = []
+    for l in lines:
+        if l.startswith('KMT-BEGIN bench'):
+            inside = True
+        elif l.startswith('KMT-END bench'):
+            end = l
+            break
+        elif inside:
+            m = _LINE.search(l)
+            if m:
+                out[m.group(1)] = {'ops': int(m.group(2)),
+                                   'insn_per_op': float(m.group(3)),
+                                   'ns_per_op': float(m.group(4))}
+            if l.startswith('not ok'):
+                failed.append(l)
+    if end is None:
+        raise log.StepError('the benchmark never finished (no KMT-END bench)')
+    if failed or not out:
+        raise log.StepError('benchmark failed: %s' % ('; '.join(failed) or 'no result'))
+    return out
+
+
+def _checkout(ref):
+    source.git(['checkout', '-q', ref])
+
+
+def build_kernels(apply):
+    """Build the baseline (base tag) and the patched kernel (series, or the
+    tree as checked out with apply=False); returns {kernel: (image, initrd)}."""
+    tag = source.ensure_base()
+    if apply:
+        source.apply_series(tag=tag)
+    dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
+    if dirty:
+        raise log.StepError('uncommitted changes in %s: commit them first' % paths.SRC)
+    head = source.git(['symbolic-ref', '-q', '--short', 'HEAD'], check=False).stdout.strip() \
+        or source.git(['rev-parse', 'HEAD']).stdout.strip()
+    kernels = {}
+    try:
+        _checkout(tag)
+        kernels['baseline'] = build.build_all('lean', tree='base')
+    finally:
+        _checkout(head)
+    kernels['patched'] = build.build_all('lean', tree='series')
+    same = source.git(['rev-parse', tag + '^{tree}']).stdout == \
+        source.git(['rev-parse', 'HEAD^{tree}']).stdout
+    return kernels, head, same
+
+
+def _boot(kernel, image, initrd, mode, bench, icount, tag):
+    machine = targets.MACHINES[MACHINE]
+    cell = targets.Cell('bench', 'lean', MACHINE, mode, ())
+    cmdline = qemu.kernel_cmdline(cell, extra=('kmt.bench=' + bench,))
+    cmd = qemu.qemu_command(machine, image, initrd, cmdline, icount=icount, smp=1)
+    logfile = os.path.join(paths.LOGS, 'bench', '%s-%s-%s.log' % (kernel, mode, tag))
+    res = qemu.boot(cmd, logfile, BOOT_TIMEOUT_S, echo=False)
+    if res.timed_out:
+        raise log.StepError('benchmark boot timed out (log %s)' % logfile)
+    return parse_bench(res.lines), os.path.relpath(logfile, paths.REPO)
+
+
+def run(quick=False, apply=True):
+    plan = PLANS['quick' if quick else 'full']
+    kernels, head, same = build_kernels(apply)
+    records = []
+    insn = {}
+    for mode in plan['modes']:
+        for k in KERNELS:
+            with log.phase('instruction counts: %s kernel, kasan %s' % (k, mode)):
+                res, logf = _boot(k, *kernels[k], mode, plan['bench'], True, 'icount')
+            insn[(k, mode)] = res
+            for b, v in res.items():
+                records.append({'benchmark': b, 'metric': 'insn_per_op', 'kernel': k,
+                                'kasan': mode, 'cpu': targets.MACHINES[MACHINE].cpu,
+                                'value': v['insn_per_op'], 'ops': v['ops'], 'log': logf})
+    problems = []
+    if same:
+        # Empty series: both kernels are built from the same tree, so the
+        # counts must match exactly (a self-check of the harness).
+        for (k, mode), res in insn.items():
+            if k != 'baseline':
+                continue
+            other = insn[('patched', mode)]
+            for b, v in res.items():
+                if other.get(b, {}).get('insn_per_op') != v['insn_per_op']:
+                    problems.append('empty series but %s/%s differs: %s vs %s' % (
+                        b, mode, v['insn_per_op'], other.get(b, {}).get('insn_per_op')))
+    for mode in plan['ratio_modes']:
+        times = {k: [] for k in KERNELS}
+        with log.phase('wall time, %d interleaved pairs, kasan %s' % (plan['pairs'], mode)):
+            for i in range(plan['pairs']):
+                for k in KERNELS:
+                    res, _ = _boot(k, *kernels[k], mode, plan['bench'], False, 'time%d' % i)
+                    times[k].append(res)
+                log.info('   pair %d of %d done' % (i + 1, plan['pairs']))
+        for b in times['baseline'][0]:
+            ratios = [p[b]['ns_per_op'] / a[b]['ns_per_op']
+                      for a, p in zip(times['baseline'], times['patched'])]
+            records.append({'benchmark': b, 'metric': 'time_ratio', 'kernel': 'patched/baseline',
+                            'kasan': mode, 'cpu': targets.MACHINES[MACHINE].cpu,
+                            'value': round(statistics.median(ratios), 4),
+                            'min': round(min(ratios), 4), 'max': round(max(ratios), 4),
+                            'pairs': [round(r, 4) for r in ratios]})
+    result = {
+        'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+        'base': source.base_version(),
+        'series_head': source.git(['rev-parse', 'HEAD']).stdout.strip(),
+        'series_ref': head,
+        'series_empty': same,
+        'plan': 'quick' if quick else 'full',
+        'records': records,
+        'problems': problems,
+    }
+    outdir = os.path.join(paths.RESULTS, 'bench')
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, 'results.json'), 'w') as f:
+        json.dump(result, f, indent=1, sort_keys=True)
+        f.write('\n')
+    table = markdown_table(result)
+    with open(os.path.join(outdir, 'results.md'), 'w') as f:
+        f.write(table)
+    return result, table
+
+
+def _fmt_pct(new, old):
+    return '%+.1f%%' % ((new - old) * 100.0 / old) if old else '-'
+
+
+def markdown_table(result):
+    """Per benchmark and kasan mode: baseline, patched, kasan=off, change
+    and the share of the gap to kasan=off that the series closed."""
+    by = {}
+    for r in result['records']:
+        if r['metric'] == 'insn_per_op':
+            by[(r['benchmark'], r['kasan'], r['kernel'])] = r['value']
+    benches = sorted({b for b, _, _ in by}, key=lambda b: [r['benchmark'] for r in
+                                                          result['records']].index(b))
+    modes = [m for m in MODES if any(k[1] == m for k in by)]
+    lines = ['Instructions per operation (exact: QEMU -icount shift=0, guest PMU, one vCPU)',
+             '',
+             '| benchmark | kasan | baseline | patched | change | kasan=off | gap closed |',
+             '|---|---|---:|---:|---:|---:|---:|']
+    for b in benches:
+        off = by.get((b, 'off', 'patched'))
+        for m in modes:
+            base, pat = by.get((b, m, 'baseline')), by.get((b, m, 'patched'))
+            if base is None or pat is None:
+                continue
+            closed = '-'
+            if m != 'off' and off is not None and base - off > 0.5:
+                closed = '%.0f%%' % ((base - pat) * 100.0 / (base - off))
+            lines.append('| %s | %s | %.1f | %.1f | %s | %s | %s |' % (
+                b, m, base, pat, _fmt_pct(pat, base),
+                '%.1f' % off if off is not None else '-', closed))
+    ratios = [r for r in result['records'] if r['metric'] == 'time_ratio']
+    if ratios:
+        lines += ['', 'Wall time under TCG, patched/baseline, interleaved pairs '
+                  '(median [min, max]; below 1 = faster)', '',
+                  '| benchmark | kasan | ratio | min | max | pairs |', '|---|---|---:|---:|---:|---:|']
+        for r in ratios:
+            lines.append('| %s | %s | %.3f | %.3f | %.3f | %d |' % (
+                r['benchmark'], r['kasan'], r['value'], r['min'], r['max'], len(r['pairs'])))
+    lines += ['', 'Base %s, series %s%s.' % (result['base'], result['series_head'][:12],
+                                             ' (empty series)' if result['series_empty'] else '')]
+    return '\n'.join(lines) + '\n'
