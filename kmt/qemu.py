@@ -15,8 +15,8 @@ BASE_CMDLINE = ('console=ttyAMA0', 'panic=-1', 'rdinit=/init')
 
 # Console lines worth echoing while a boot runs.
 _PROGRESS = re.compile(r'KMT-(BEGIN|END|DONE|ERROR)|# Subtest:|'
-                       r'^(\[[ 0-9.]+\] )?( {4})?(not )?ok \d+ |'
-                       r'Kernel panic|Internal error:|BUG: |WARNING: ')
+                       r'^(\[[ 0-9.]+\] )?(not )?ok \d+ |not ok \d+ |'
+                       r'Kernel panic|# kmt-bench ')
 
 
 def kernel_cmdline(cell, kunit_filter=None, extra=()):

@@ -166,6 +166,32 @@ def _sub_counts(test_lines):
     return c
 
 
+_SKIP = re.compile(r'(?:^|\]\s+|^\s*)ok \d+ (?:selftests: \S+: )?(\S+) # SKIP\s*(.*)$')
+_PLAN_SKIP = re.compile(r'^1\.\.0 # SKIP\s*(.*)$')
+
+
+def skip_reasons(lines):
+    """{test name: reason} from KTAP '# SKIP reason' directives, and for
+    kselftest programs that skip as a whole, the '1..0 # SKIP' of their log."""
+    reasons, cur = {}, None
+    for l in lines:
+        m = re.match(r'KMT-LOG-BEGIN \S+ \S+:(\S+)$', l)
+        if m:
+            cur = os.path.basename(m.group(1))
+            continue
+        if l.startswith('KMT-LOG-END'):
+            cur = None
+            continue
+        m = _PLAN_SKIP.match(l.strip()) or re.match(r'Skipp(?:ing|ed):? (.+)$', l.strip())
+        if m and cur and m.group(1):
+            reasons[cur] = m.group(1)
+            continue
+        m = _SKIP.search(l)
+        if m and m.group(2) and m.group(1) not in reasons:
+            reasons[m.group(1)] = m.group(2)
+    return reasons
+
+
 def suite_results(lines, suite):
     """[(test name, status, detail)] for one suite, or an error string."""
     if suite.kind == 'kunit':
@@ -238,7 +264,10 @@ def analyze(lines, cell, timed_out=False):
             problems.append({'kind': 'missing', 'line': 0, 'text': r})
             tests.append({'suite': s.name, 'name': '(suite)', 'status': FAIL, 'detail': r})
             continue
+        reasons = skip_reasons(lines)
         for name, st, detail in r:
+            if st == SKIP and not detail:
+                detail = reasons.get(name, '')
             tests.append({'suite': s.name, 'name': name, 'status': st, 'detail': detail})
     if not timed_out and not any(l.startswith('KMT-DONE') for l in lines):
         problems.append({'kind': 'missing', 'line': 0,

@@ -1,0 +1,50 @@
+"""Benchmark output parsing and the report table (no kernel needed)."""
+
+import unittest
+
+from kmt import bench, log
+
+BLOCK = """KMT-BEGIN bench
+TAP version 13
+1..2
+# kmt-bench getpid ops=20000 insn_per_op=280.9 ns_per_op=4700.5
+ok 1 getpid
+# kmt-bench ctxsw ops=5000 insn_per_op=9000.0 ns_per_op=30000.0
+ok 2 ctxsw
+KMT-END bench rc=0
+KMT-DONE""".splitlines()
+
+
+class BenchParseTest(unittest.TestCase):
+    def test_parse(self):
+        res = bench.parse_bench(BLOCK)
+        self.assertEqual(res['getpid']['insn_per_op'], 280.9)
+        self.assertEqual(res['ctxsw']['ops'], 5000)
+
+    def test_missing_end_is_an_error(self):
+        with self.assertRaises(log.StepError):
+            bench.parse_bench(BLOCK[:4])
+
+    def test_failed_benchmark_is_an_error(self):
+        lines = [l.replace('ok 2 ctxsw', 'not ok 2 ctxsw # instruction counter read 0')
+                 for l in BLOCK]
+        with self.assertRaises(log.StepError):
+            bench.parse_bench(lines)
+
+    def test_table_gap_closed(self):
+        recs = []
+        for k, mode, v in [('baseline', 'off', 270.0), ('patched', 'off', 269.0),
+                           ('baseline', 'sync', 281.0), ('patched', 'sync', 270.0)]:
+            recs.append({'benchmark': 'getpid', 'metric': 'insn_per_op', 'kernel': k,
+                         'kasan': mode, 'value': v})
+        recs.append({'benchmark': 'getpid', 'metric': 'time_ratio', 'kernel': 'p/b',
+                     'kasan': 'sync', 'value': 0.9, 'min': 0.8, 'max': 1.0,
+                     'pairs': [0.8, 0.9, 1.0]})
+        table = bench.markdown_table({'records': recs, 'base': '6.12', 'series_head': 'abc',
+                                      'series_empty': False})
+        self.assertIn('| getpid | sync | 281.0 | 270.0 | -3.9% | 269.0 | 92% |', table)
+        self.assertIn('| getpid | sync | 0.900 | 0.800 | 1.000 | 3 |', table)
+
+
+if __name__ == '__main__':
+    unittest.main()
