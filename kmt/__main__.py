@@ -15,6 +15,8 @@ APPLY=0 in the environment or --no-apply builds the kernel tree as it is.
 import argparse
 import contextlib
 import os
+import re
+import signal
 import subprocess
 import sys
 import unittest
@@ -56,6 +58,24 @@ def tooling_selftests():
             'problems': [], 'log': os.path.relpath(logfile, paths.REPO)}
 
 
+def checkpatch_record():
+    """checkpatch.pl --strict on every patch of the series, one test each."""
+    tests = []
+    with log.phase('checkpatch --strict on the series'):
+        for p in source.read_series():
+            path = os.path.join(paths.PATCHES, p)
+            res = subprocess.run(['perl', 'scripts/checkpatch.pl', '--strict', '-q',
+                                  '--summary-file', path], cwd=paths.SRC,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            ok = res.returncode == 0 and not re.search(r'^(ERROR|WARNING|CHECK):', res.stdout,
+                                                       re.M)
+            tests.append({'suite': 'checkpatch', 'name': p, 'status': 'pass' if ok else 'fail',
+                          'detail': '' if ok else res.stdout.strip().splitlines()[-1]})
+            log.info('checkpatch %s: %s' % (p, 'clean' if ok else res.stdout.strip()))
+    return {'cell': 'series', 'suites': ['checkpatch'], 'kasan': '-', 'tests': tests,
+            'problems': [], 'log': '-'}
+
+
 def cmd_matrix(args, name):
     if not args.dry_run:
         setup_host()
@@ -63,7 +83,8 @@ def cmd_matrix(args, name):
     if name == 'check' and not args.cell:
         extra.append(tooling_selftests())
     records, c = matrix.run_matrix(name, cells=args.cell, apply=args.apply,
-                                   extra_records=extra)
+                                   extra_records=extra,
+                                   after_prepare=checkpatch_record if name == 'check' else None)
     if args.dry_run:
         return 0
     matrix.print_table(records)
@@ -73,6 +94,10 @@ def cmd_matrix(args, name):
     line = '%d passed, %d failed, %d skipped' % (c['pass'], c['fail'], c['skip'] + c['xfail'])
     print(line)
     return 1 if c['fail'] else 0
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt
 
 
 def main(argv=None):
@@ -97,11 +122,15 @@ def main(argv=None):
     p = sub.add_parser('export')
     p.add_argument('branch')
     sub.add_parser('cells')
+    sub.add_parser('cover')
     p = sub.add_parser('bench')
     p.add_argument('--quick', action='store_true',
                    default=os.environ.get('QUICK', '0') not in ('', '0'))
     args = ap.parse_args(argv)
     log.DRY_RUN = args.dry_run
+    # On SIGTERM, unwind like on ^C so that cleanups (e.g. checking the
+    # kernel tree's branch out again after a baseline build) still run.
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         if args.cmd in ('check', 'run'):
             return cmd_matrix(args, args.cmd)
@@ -145,6 +174,13 @@ def main(argv=None):
                 print('error: ' + p, file=sys.stderr)
             log.summary()
             return 1 if result['problems'] else 0
+        elif args.cmd == 'cover':
+            md = os.path.join(paths.RESULTS, 'bench', 'results.md')
+            if not os.path.exists(md):
+                raise log.StepError('no %s: run make bench first' % md)
+            out = source.write_cover_letter(os.path.join(paths.REPO, 'docs',
+                                                         'cover-letter.txt'), md)
+            log.info('wrote %s' % os.path.relpath(out, paths.REPO))
         elif args.cmd == 'cells':
             for name, cells in targets.MATRICES.items():
                 for c in cells:

@@ -14,7 +14,7 @@ KERNEL_ENV = {
     'ARCH': paths.ARCH,
     # Fixed build identity: reproducible images, better ccache hits.
     'KBUILD_BUILD_USER': 'kmt', 'KBUILD_BUILD_HOST': 'kmt',
-    'KBUILD_BUILD_TIMESTAMP': '2000-01-01',
+    'KBUILD_BUILD_TIMESTAMP': '2000-01-01', 'KBUILD_BUILD_VERSION': '1',
 }
 
 

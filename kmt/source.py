@@ -194,3 +194,29 @@ def export_series(branch, src=paths.SRC, patch_dir=paths.PATCHES, tag=None):
         for n in names:
             f.write(n + '\n')
     return names
+
+
+def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
+    """patches/0000-cover-letter.patch from a template, the patch subjects
+    of patches/series and the benchmark table written by make bench."""
+    patches = read_series(patch_dir)
+    subjects = []
+    for p in patches:
+        with open(os.path.join(patch_dir, p)) as f:
+            for line in f:
+                if line.startswith('Subject: '):
+                    subjects.append(re.sub(r'^Subject: (\[PATCH[^]]*\] )?', '', line.strip()))
+                    break
+    with open(template) as f:
+        text = f.read()
+    with open(bench_md) as f:
+        table = f.read()
+    shortlog = '\n'.join('  %s' % s for s in subjects)
+    body = text.format(count=len(patches), base=base or base_version(),
+                       bench_table=table, shortlog=shortlog)
+    out = os.path.join(patch_dir, '0000-cover-letter.patch')
+    with open(out, 'w') as f:
+        f.write('From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n')
+        f.write('From: MTE Series Team <mte-series@example.org>\n')
+        f.write(body)
+    return out

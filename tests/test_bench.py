@@ -7,9 +7,9 @@ from kmt import bench, log
 BLOCK = """KMT-BEGIN bench
 TAP version 13
 1..2
-# kmt-bench getpid ops=20000 insn_per_op=280.9 ns_per_op=4700.5
+# kmt-bench getpid ops=20000 insn_per_op=280.9 insn_mean=281.2 chunk=200 ns_per_op=4700.5
 ok 1 getpid
-# kmt-bench ctxsw ops=5000 insn_per_op=9000.0 ns_per_op=30000.0
+# kmt-bench ctxsw ops=5000 ns_per_op=30000.0 ns_mean=31000.0 chunk=20
 ok 2 ctxsw
 KMT-END bench rc=0
 KMT-DONE""".splitlines()
@@ -19,7 +19,9 @@ class BenchParseTest(unittest.TestCase):
     def test_parse(self):
         res = bench.parse_bench(BLOCK)
         self.assertEqual(res['getpid']['insn_per_op'], 280.9)
+        self.assertEqual(res['getpid']['insn_mean'], 281.2)
         self.assertEqual(res['ctxsw']['ops'], 5000)
+        self.assertNotIn('insn_per_op', res['ctxsw'])  # time-only line
 
     def test_missing_end_is_an_error(self):
         with self.assertRaises(log.StepError):
