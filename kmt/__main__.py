@@ -181,6 +181,16 @@ def main(argv=None):
             out = source.write_cover_letter(os.path.join(paths.REPO, 'docs',
                                                          'cover-letter.txt'), md)
             log.info('wrote %s' % os.path.relpath(out, paths.REPO))
+            readme = os.path.join(paths.REPO, 'README.md')
+            with open(readme) as f:
+                text = f.read()
+            with open(md) as f:
+                table = f.read()
+            text = re.sub(r'(<!-- bench:begin -->\n).*?(<!-- bench:end -->)',
+                          lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
+            with open(readme, 'w') as f:
+                f.write(text)
+            log.info('updated the results in README.md')
         elif args.cmd == 'cells':
             for name, cells in targets.MATRICES.items():
                 for c in cells:
