@@ -14,6 +14,7 @@ APPLY=0 in the environment or --no-apply builds the kernel tree as it is.
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import signal
@@ -175,17 +176,20 @@ def main(argv=None):
             log.summary()
             return 1 if result['problems'] else 0
         elif args.cmd == 'cover':
+            res_json = os.path.join(paths.RESULTS, 'bench', 'results.json')
+            if not os.path.exists(res_json):
+                raise log.StepError('no %s: run make bench first' % res_json)
             md = os.path.join(paths.RESULTS, 'bench', 'results.md')
-            if not os.path.exists(md):
-                raise log.StepError('no %s: run make bench first' % md)
+            with open(res_json) as f:
+                table = bench.markdown_table(json.load(f))
+            with open(md, 'w') as f:
+                f.write(table)
             out = source.write_cover_letter(os.path.join(paths.REPO, 'docs',
                                                          'cover-letter.txt'), md)
             log.info('wrote %s' % os.path.relpath(out, paths.REPO))
             readme = os.path.join(paths.REPO, 'README.md')
             with open(readme) as f:
                 text = f.read()
-            with open(md) as f:
-                table = f.read()
             text = re.sub(r'(<!-- bench:begin -->\n).*?(<!-- bench:end -->)',
                           lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
             with open(readme, 'w') as f:

@@ -175,7 +175,7 @@ def markdown_table(result):
     benches = sorted({b for b, _, _ in by}, key=lambda b: [r['benchmark'] for r in
                                                           result['records']].index(b))
     modes = [m for m in MODES if any(k[1] == m for k in by)]
-    lines = ['Instructions per operation (exact: QEMU -icount shift=0, guest PMU, one vCPU)',
+    lines = ['Instructions per operation (exact: -icount shift=0, guest PMU, 1 vCPU)',
              '',
              '| benchmark | kasan | baseline | patched | change | kasan=off | gap closed |',
              '|---|---|---:|---:|---:|---:|---:|']
@@ -193,8 +193,7 @@ def markdown_table(result):
                 '%.1f' % off if off is not None else '-', closed))
     ratios = [r for r in result['records'] if r['metric'] == 'time_ratio']
     if ratios:
-        lines += ['', 'Wall time under TCG, patched/baseline, interleaved pairs '
-                  '(median [min, max]; below 1 = faster)', '',
+        lines += ['', 'TCG wall time, patched/baseline, interleaved pairs (< 1: faster)', '',
                   '| benchmark | kasan | ratio | min | max | pairs |', '|---|---|---:|---:|---:|---:|']
         for r in ratios:
             lines.append('| %s | %s | %.3f | %.3f | %.3f | %d |' % (
