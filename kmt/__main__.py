@@ -77,6 +77,26 @@ def checkpatch_record():
             'problems': [], 'log': '-'}
 
 
+def bench_smoke_record(apply):
+    """QUICK=1 make bench, so that the benchmark harness cannot rot: every
+    benchmark must report a non-zero count for both kernels."""
+    tests, problems = [], []
+    try:
+        result, _ = bench.run(quick=True, apply=apply)
+        for r in result['records']:
+            if r['metric'] != 'insn_per_op':
+                continue
+            ok = r['value'] > 0
+            tests.append({'suite': 'bench-quick', 'status': 'pass' if ok else 'fail',
+                          'name': '%s/%s/%s' % (r['benchmark'], r['kernel'], r['kasan']),
+                          'detail': '' if ok else 'no instructions counted'})
+        problems += [{'kind': 'bench', 'line': 0, 'text': p} for p in result['problems']]
+    except log.StepError as e:
+        problems.append({'kind': 'bench', 'line': 0, 'text': str(e)})
+    return {'cell': 'bench', 'suites': ['bench-quick'], 'kasan': 'off,sync', 'tests': tests,
+            'problems': problems, 'log': 'build/logs/bench'}
+
+
 def cmd_matrix(args, name):
     if not args.dry_run:
         setup_host()
@@ -88,6 +108,9 @@ def cmd_matrix(args, name):
                                    after_prepare=checkpatch_record if name == 'check' else None)
     if args.dry_run:
         return 0
+    if name == 'check' and not args.cell:
+        records.append(bench_smoke_record(args.apply))
+        c = matrix.counts(records)
     matrix.print_table(records)
     log.summary()
     print('\nResults: %s' % os.path.relpath(os.path.join(paths.RESULTS, name + '.json'),
