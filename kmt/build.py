@@ -78,12 +78,13 @@ def config_mismatches(want, have):
     return bad
 
 
-def fragment_paths(cfg):
-    return [os.path.join(paths.CONFIGS, f) for f in cfg.fragments]
+def fragment_paths(cfg, tree='series'):
+    names = cfg.fragments + (cfg.series_fragments if tree != 'base' else ())
+    return [os.path.join(paths.CONFIGS, f) for f in names]
 
 
-def configure(cfg, src, out, logfile):
-    frags = fragment_paths(cfg)
+def configure(cfg, src, out, logfile, tree='series'):
+    frags = fragment_paths(cfg, tree)
     h = hashlib.sha256(cfg.base.encode())
     for f in frags:
         with open(f, 'rb') as fh:
@@ -119,8 +120,8 @@ def configure(cfg, src, out, logfile):
 
 # ---- kernel and kselftests ----------------------------------------------
 
-def build_kernel(cfg, src, out, logfile):
-    configure(cfg, src, out, logfile)
+def build_kernel(cfg, src, out, logfile, tree='series'):
+    configure(cfg, src, out, logfile, tree)
     log.run(make_args(out) + ['Image'], logfile=logfile, cwd=src, env=KERNEL_ENV)
     image = os.path.join(out, 'arch', paths.ARCH, 'boot', 'Image')
     if not os.path.exists(image):
@@ -247,7 +248,7 @@ def build_all(cfg_name, src=paths.SRC, tree='series'):
     os.makedirs(paths.LOGS, exist_ok=True)
     with log.phase('build %s kernel (%s + %s), log %s' % (
             cfg_name, cfg.base, ' '.join(cfg.fragments), os.path.relpath(logfile))):
-        image = build_kernel(cfg, src, out, logfile)
+        image = build_kernel(cfg, src, out, logfile, tree)
     with log.phase('build kselftests (%s)' % KSELFTEST_TARGETS):
         ksft = build_kselftests(src, out, logfile)
     with log.phase('initramfs'):

@@ -10,6 +10,9 @@ class KernelConfig:
     name: str
     base: str                    # 'allnoconfig' or a defconfig under arch/arm64/configs
     fragments: Tuple[str, ...]   # files in configs/, merged in order
+    # Options that exist only once the series is applied (its new tests):
+    # merged for the patched tree, left out for the baseline (make bench).
+    series_fragments: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,8 +52,14 @@ class Cell:
 
 
 CONFIGS = {c.name: c for c in [
-    KernelConfig('lean', 'allnoconfig', ('minimal.config', 'mte-kasan.config')),
-    KernelConfig('full', 'defconfig', ('mte-kasan.config', 'full.config')),
+    KernelConfig('lean', 'allnoconfig', ('minimal.config', 'mte-kasan.config'),
+                 ('series-tests.config',)),
+    KernelConfig('full', 'defconfig', ('mte-kasan.config', 'full.config'),
+                 ('series-tests.config',)),
+    # No LSE atomics at all (MTE needs them, so no MTE and no KASAN either):
+    # the refcount code on its LL/SC-only build.
+    KernelConfig('lean-nolse', 'allnoconfig', ('minimal.config', 'nolse.config'),
+                 ('series-tests.config',)),
 ]}
 
 MACHINES = {m.name: m for m in [
@@ -58,6 +67,9 @@ MACHINES = {m.name: m for m in [
     Machine('mte', 'virt,mte=on,gic-version=3', 'max'),
     # No LSE atomics (LL/SC paths), no MTE.
     Machine('llsc', 'virt,gic-version=3', 'cortex-a72', has_mte=False),
+    # Four vCPUs for the refcount suite's concurrency case.
+    Machine('mte-smp4', 'virt,mte=on,gic-version=3', 'max', smp=4),
+    Machine('llsc-smp4', 'virt,gic-version=3', 'cortex-a72', smp=4, has_mte=False),
 ]}
 
 KASAN_MODES = {
@@ -73,6 +85,8 @@ SUITES = {s.name: s for s in [
     Suite('mte', 'kselftest', 'arm64:check_*'),
     Suite('lkdtm-refcount', 'kselftest', 'lkdtm:REFCOUNT_*',
           expected_reports=('warning',)),
+    # Saturation cases make refcount_warn_saturate() WARN (once per type).
+    Suite('refcount', 'kunit', 'refcount', expected_reports=('warning',)),
 ]}
 
 # make check: the lean kernel, every kasan mode.
@@ -81,6 +95,11 @@ CHECK = [
     Cell('async', 'lean', 'mte', 'async', ('kasan', 'mte')),
     Cell('asymm', 'lean', 'mte', 'asymm', ('kasan', 'mte')),
     Cell('llsc', 'lean', 'llsc', 'off', ('lkdtm-refcount',)),
+    # refcount_t: LSE (-cpu max), LL/SC selected at boot (cortex-a72), and
+    # a kernel built without LSE support.
+    Cell('refcount-lse', 'lean', 'mte-smp4', 'sync', ('refcount',)),
+    Cell('refcount-llsc', 'lean', 'llsc-smp4', 'off', ('refcount',)),
+    Cell('refcount-nolse', 'lean-nolse', 'llsc-smp4', 'off', ('refcount', 'lkdtm-refcount')),
 ]
 
 # make run: defconfig-based kernel, the default (sync) mode.
