@@ -2,7 +2,7 @@
 PY ?= python3
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
-.PHONY: run check bench setup prepare build-lean build-full selftest export cells clean distclean
+.PHONY: run check bench series-check setup prepare build-lean build-full selftest export cells clean distclean
 
 run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
 	$(KMT) run
@@ -10,6 +10,8 @@ check:          ## the full test matrix on the lean kernel (what CI runs)
 	$(KMT) check
 bench:          ## baseline vs patched: instruction counts and A/B time ratios (QUICK=1: smoke run)
 	$(KMT) bench $(if $(filter-out 0,$(QUICK)),--quick)
+series-check:   ## the series' quality gates (ALL=1: also build every prefix and config variants)
+	$(KMT) series-check $(if $(filter-out 0,$(ALL)),--all)
 setup:          ## install the host packages (Debian 12, as root)
 	$(KMT) setup
 prepare:        ## unpack the base into build/linux and apply the series

@@ -7,6 +7,9 @@
   python3 -m kmt parse LOG CELL   analyse a saved console log offline
   python3 -m kmt export BRANCH    format-patch base..BRANCH into patches/
   python3 -m kmt bench [--quick]  baseline vs patched: instruction counts, time ratios
+  python3 -m kmt series-check [--all | --gate G ...]
+                                  the series' quality gates (checkpatch, maintainers,
+                                  warnings; --all adds bisect and configs)
   python3 -m kmt cells            list the matrices
 Options: --dry-run (print commands, run nothing), --cell NAME (repeatable),
 APPLY=0 in the environment or --no-apply builds the kernel tree as it is.
@@ -22,7 +25,7 @@ import subprocess
 import sys
 import unittest
 
-from . import bench, build, log, matrix, paths, results, source, targets
+from . import bench, build, log, matrix, paths, plot, results, series, source, targets
 
 
 def setup_host():
@@ -59,22 +62,14 @@ def tooling_selftests():
             'problems': [], 'log': os.path.relpath(logfile, paths.REPO)}
 
 
-def checkpatch_record():
-    """checkpatch.pl --strict on every patch of the series, one test each."""
-    tests = []
-    with log.phase('checkpatch --strict on the series'):
-        for p in source.read_series():
-            path = os.path.join(paths.PATCHES, p)
-            res = subprocess.run(['perl', 'scripts/checkpatch.pl', '--strict', '-q',
-                                  '--summary-file', path], cwd=paths.SRC,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            ok = res.returncode == 0 and not re.search(r'^(ERROR|WARNING|CHECK):', res.stdout,
-                                                       re.M)
-            tests.append({'suite': 'checkpatch', 'name': p, 'status': 'pass' if ok else 'fail',
-                          'detail': '' if ok else res.stdout.strip().splitlines()[-1]})
-            log.info('checkpatch %s: %s' % (p, 'clean' if ok else res.stdout.strip()))
-    return {'cell': 'series', 'suites': ['checkpatch'], 'kasan': '-', 'tests': tests,
-            'problems': [], 'log': '-'}
+def bench_plot():
+    """results.json -> results.png next to it; None, or why there is no plot."""
+    outdir = os.path.join(paths.RESULTS, 'bench')
+    why = plot.write_png(os.path.join(outdir, 'results.json'),
+                         os.path.join(outdir, 'results.png'))
+    if why:
+        log.warn('no plot: ' + why)
+    return why
 
 
 def bench_smoke_record(apply):
@@ -91,6 +86,9 @@ def bench_smoke_record(apply):
                           'name': '%s/%s/%s' % (r['benchmark'], r['kernel'], r['kasan']),
                           'detail': '' if ok else 'no instructions counted'})
         problems += [{'kind': 'bench', 'line': 0, 'text': p} for p in result['problems']]
+        why = bench_plot()
+        tests.append({'suite': 'bench-quick', 'name': 'plot', 'status': 'fail' if why else 'pass',
+                      'detail': why or ''})
     except log.StepError as e:
         problems.append({'kind': 'bench', 'line': 0, 'text': str(e)})
     return {'cell': 'bench', 'suites': ['bench-quick'], 'kasan': 'off,sync', 'tests': tests,
@@ -104,12 +102,12 @@ def cmd_matrix(args, name):
     if name == 'check' and not args.cell:
         extra.append(tooling_selftests())
     records, c = matrix.run_matrix(name, cells=args.cell, apply=args.apply,
-                                   extra_records=extra,
-                                   after_prepare=checkpatch_record if name == 'check' else None)
+                                   extra_records=extra)
     if args.dry_run:
         return 0
     if name == 'check' and not args.cell:
         records.append(bench_smoke_record(args.apply))
+        records += series.run(series.QUICK_GATES)
         c = matrix.counts(records)
     matrix.print_table(records)
     log.summary()
@@ -146,6 +144,9 @@ def main(argv=None):
     p = sub.add_parser('export')
     p.add_argument('branch')
     sub.add_parser('cells')
+    p = sub.add_parser('series-check')
+    p.add_argument('--all', action='store_true', help='every gate, bisect and configs too')
+    p.add_argument('--gate', action='append', choices=series.ALL_GATES)
     sub.add_parser('cover')
     p = sub.add_parser('bench')
     p.add_argument('--quick', action='store_true',
@@ -192,12 +193,13 @@ def main(argv=None):
             if not args.dry_run:
                 setup_host()
             result, table = bench.run(quick=args.quick, apply=args.apply)
+            why = bench_plot()
             print('\n' + table)
-            print('Results: build/results/bench/results.json and results.md')
-            for p in result['problems']:
+            print('Results: build/results/bench/results.json, results.md and results.png')
+            for p in result['problems'] + ([why] if why else []):
                 print('error: ' + p, file=sys.stderr)
             log.summary()
-            return 1 if result['problems'] else 0
+            return 1 if result['problems'] or why else 0
         elif args.cmd == 'cover':
             res_json = os.path.join(paths.RESULTS, 'bench', 'results.json')
             if not os.path.exists(res_json):
@@ -218,6 +220,19 @@ def main(argv=None):
             with open(readme, 'w') as f:
                 f.write(text)
             log.info('updated the results in README.md')
+        elif args.cmd == 'series-check':
+            if not args.dry_run:
+                setup_host()
+            tag = source.ensure_base()
+            if args.apply:
+                source.apply_series(tag=tag)
+            gates = args.gate or (series.ALL_GATES if args.all else series.QUICK_GATES)
+            records = series.run(gates)
+            matrix.print_table(records)
+            log.summary()
+            c = matrix.counts(records)
+            print('%d passed, %d failed' % (c['pass'], c['fail']))
+            return 1 if c['fail'] else 0
         elif args.cmd == 'cells':
             for name, cells in targets.MATRICES.items():
                 for c in cells:

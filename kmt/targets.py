@@ -56,6 +56,10 @@ CONFIGS = {c.name: c for c in [
                  ('series-tests.config',)),
     KernelConfig('full', 'defconfig', ('mte-kasan.config', 'full.config'),
                  ('series-tests.config',)),
+    # MTE without KASAN (make series-check: the #ifdef branches compile).
+    KernelConfig('lean-nokasan', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'nokasan.config'),
+                 ('series-tests.config',)),
     # No LSE atomics at all (MTE needs them, so no MTE and no KASAN either):
     # the refcount code on its LL/SC-only build.
     KernelConfig('lean-nolse', 'allnoconfig', ('minimal.config', 'nolse.config'),

@@ -12,7 +12,7 @@ set -euo pipefail
 
 HOST_PKGS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-source-6.12
 	   flex bison bc libssl-dev libelf-dev cpio xz-utils kmod ccache
-	   python3 git make rsync)
+	   python3 python3-matplotlib git make rsync sparse)
 QEMU_MIN_MAJOR=10
 
 log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*"; }

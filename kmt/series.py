@@ -1,0 +1,255 @@
+"""make series-check: the gates a patch series must pass before it is
+posted. Each gate returns a record (one test per patch, file or build) in
+the same shape as a matrix cell, so make check can fold them in.
+
+  checkpatch   scripts/checkpatch.pl --strict on every patch
+  maintainers  scripts/get_maintainer.pl per patch (the Cc lists), recorded
+  warnings     W=1 and sparse on the C files the series touches, base vs
+               series: no new warning
+  bisect       every prefix of the series builds (lean config)
+  configs      the whole series builds with KASAN off and with MTE (and
+               LSE atomics) off, so every #ifdef branch compiles
+
+make check runs checkpatch, maintainers and warnings (minutes); the
+bisect and configs gates rebuild large parts of the kernel and run with
+make series-check."""
+
+import collections
+import os
+import re
+import subprocess
+
+from . import build, log, paths, source, targets
+
+QUICK_GATES = ('checkpatch', 'maintainers', 'warnings')
+ALL_GATES = QUICK_GATES + ('bisect', 'configs')
+# Configurations the whole series must build with (Image only), beyond
+# the ones the matrix boots.
+VARIANT_CONFIGS = ('lean-nokasan', 'lean-nolse')
+
+SERIES_RESULTS = os.path.join(paths.RESULTS, 'series')
+
+
+def _record(gate, tests, logfile='-', problems=()):
+    return {'cell': 'series-' + gate, 'suites': [gate], 'kasan': '-', 'tests': tests,
+            'problems': list(problems),
+            'log': os.path.relpath(logfile, paths.REPO) if logfile != '-' else '-'}
+
+
+def _test(suite, name, ok, detail=''):
+    return {'suite': suite, 'name': name, 'status': 'pass' if ok else 'fail',
+            'detail': '' if ok else detail}
+
+
+def series_commits(tag):
+    """(sha, subject) of each commit base..HEAD of the kernel tree, oldest first."""
+    out = source.git(['log', '--reverse', '--format=%H %s', '%s..HEAD' % tag]).stdout
+    return [tuple(l.split(' ', 1)) for l in out.splitlines() if l.strip()]
+
+
+# ---- checkpatch and get_maintainer ---------------------------------------
+
+def checkpatch_findings(output):
+    """The ERROR/WARNING/CHECK lines of checkpatch output."""
+    return re.findall(r'^(?:ERROR|WARNING|CHECK):.*$', output, re.M)
+
+
+def gate_checkpatch(tag):
+    tests = []
+    for p in source.read_series():
+        path = os.path.join(paths.PATCHES, p)
+        res = subprocess.run(['perl', 'scripts/checkpatch.pl', '--strict', '-q', path],
+                             cwd=paths.SRC, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        found = checkpatch_findings(res.stdout)
+        ok = res.returncode == 0 and not found
+        tests.append(_test('checkpatch', p, ok, '; '.join(found[:3]) or res.stdout[-200:]))
+        log.info('checkpatch %s: %s' % (p, 'clean' if ok else '\n' + res.stdout.strip()))
+    return _record('checkpatch', tests)
+
+
+def gate_maintainers(tag):
+    """get_maintainer.pl for every patch, written to
+    build/results/series/maintainers.txt (the To/Cc lists for posting)."""
+    os.makedirs(SERIES_RESULTS, exist_ok=True)
+    out_file = os.path.join(SERIES_RESULTS, 'maintainers.txt')
+    tests = []
+    everyone = collections.OrderedDict()
+    with open(out_file, 'w') as out:
+        for p in source.read_series():
+            res = subprocess.run(['perl', 'scripts/get_maintainer.pl', '--no-git',
+                                  '--no-git-fallback', '--no-rolestats',
+                                  os.path.join(paths.PATCHES, p)],
+                                 cwd=paths.SRC, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)
+            names = [l.strip() for l in res.stdout.splitlines() if '@' in l]
+            out.write('%s:\n%s\n\n' % (p, '\n'.join('  Cc: ' + n for n in names)))
+            for n in names:
+                everyone[n] = True
+            tests.append(_test('maintainers', p, res.returncode == 0 and bool(names),
+                               'get_maintainer.pl found nobody: %s' % res.stdout[-200:]))
+        out.write('whole series (cover letter):\n%s\n'
+                  % '\n'.join('  Cc: ' + n for n in everyone))
+    log.info('get_maintainer.pl: %d addresses for the series, per patch in %s'
+             % (len(everyone), os.path.relpath(out_file, paths.REPO)))
+    return _record('maintainers', tests, out_file)
+
+
+# ---- W=1 and sparse ------------------------------------------------------
+
+_DIAG = re.compile(r'^(?P<file>[^\s:]+\.[ch]):(?P<line>\d+):(?:(?P<col>\d+):)?\s*'
+                   r'(?P<kind>warning|error):\s*(?P<msg>.*)$')
+
+
+def diagnostics(text):
+    """Compiler and sparse warnings as a multiset of (file, message):
+    line numbers are dropped so that a patch that moves code does not make
+    an old warning look new."""
+    found = collections.Counter()
+    for line in text.splitlines():
+        m = _DIAG.match(line.strip())
+        if m:
+            f = m.group('file')
+            f = f[2:] if f.startswith('./') else f
+            found[(f, m.group('kind'), m.group('msg').strip())] += 1
+    return found
+
+
+def new_diagnostics(before, after):
+    """Warnings in `after` that `before` does not have (multiset difference)."""
+    return sorted((after - before).elements())
+
+
+def touched_c_files(tag):
+    out = source.git(['diff', '--name-only', '--diff-filter=AM', tag, 'HEAD', '--',
+                      '*.c']).stdout
+    return [f for f in out.split() if f]
+
+
+def _compile_checked(cfg, tree, files, logfile):
+    """Compile `files` with W=1 and sparse (C=2: check even if up to date)
+    in the out dir of `tree`; returns {file: diagnostics}."""
+    out = build.out_dir(cfg.name, tree)
+    build.configure(cfg, paths.SRC, out, logfile, tree)
+    found = {}
+    for f in files:
+        if not os.path.exists(os.path.join(paths.SRC, f)):
+            found[f] = collections.Counter()
+            continue
+        obj = f[:-2] + '.o'
+        cmd = build.make_args(out) + ['W=1', 'C=2', obj]
+        log.show_cmd(cmd, paths.SRC)
+        res = subprocess.run(cmd, cwd=paths.SRC, env=dict(os.environ, **build.KERNEL_ENV),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        with open(logfile, 'a') as lf:
+            lf.write('$ %s\n%s' % (' '.join(cmd), res.stdout))
+        # None: does not compile (e.g. its subsystem is off in this config).
+        found[f] = diagnostics(res.stdout) if res.returncode == 0 else None
+    return found
+
+
+def gate_warnings(tag):
+    cfg = targets.CONFIGS['lean']
+    files = touched_c_files(tag)
+    logfile = os.path.join(paths.LOGS, 'series-warnings.log')
+    if os.path.exists(logfile):
+        os.remove(logfile)
+    if not files:
+        return _record('warnings', [], logfile)
+    head = source.git(['symbolic-ref', '-q', '--short', 'HEAD'], check=False).stdout.strip() \
+        or source.git(['rev-parse', 'HEAD']).stdout.strip()
+    # Files the base lacks compare against nothing: all their warnings are new.
+    in_base = [f for f in files
+               if source.git(['cat-file', '-e', '%s:%s' % (tag, f)], check=False).returncode == 0]
+    try:
+        source.git(['checkout', '-q', tag])
+        before = _compile_checked(cfg, 'base', in_base, logfile)
+    finally:
+        source.git(['checkout', '-q', head])
+    after = _compile_checked(cfg, 'series', files, logfile)
+    tests = []
+    for f in files:
+        if after[f] is None:
+            if f in before and before[f] is None:
+                tests.append({'suite': 'warnings', 'name': f, 'status': 'skip',
+                              'detail': 'not built with the %s config, before or after '
+                                        'the series' % cfg.name})
+                log.info('W=1 + sparse %s: skipped, not built with the %s config'
+                         % (f, cfg.name))
+            else:
+                tests.append(_test('warnings', f, False, 'does not compile with the series '
+                                   '(log %s)' % os.path.relpath(logfile, paths.REPO)))
+            continue
+        new = new_diagnostics(before.get(f) or collections.Counter(), after[f])
+        tests.append(_test('warnings', f, not new,
+                           '%d new: %s' % (len(new), '; '.join('%s: %s' % (k, m)
+                                                              for _, k, m in new[:3]))))
+        log.info('W=1 + sparse %s: %s' % (f, 'no new warning' if not new else
+                                           '%d NEW:\n    %s' % (len(new), '\n    '.join(
+                                               '%s: %s: %s' % n for n in new))))
+    return _record('warnings', tests, logfile)
+
+
+# ---- builds: bisectability and configuration variants --------------------
+
+def gate_bisect(tag):
+    """Build every prefix of the series (the last one is the series) with
+    the lean config, in one out dir: each step is an incremental build."""
+    cfg = targets.CONFIGS['lean']
+    commits = series_commits(tag)
+    head = source.git(['symbolic-ref', '-q', '--short', 'HEAD'], check=False).stdout.strip() \
+        or source.git(['rev-parse', 'HEAD']).stdout.strip()
+    out = build.out_dir('lean', 'bisect')
+    logfile = os.path.join(paths.LOGS, 'series-bisect.log')
+    tests = []
+    try:
+        for i, (sha, subject) in enumerate(commits, 1):
+            source.git(['checkout', '-q', sha])
+            name = '%d/%d %s' % (i, len(commits), subject)
+            with log.phase('bisect: build %s' % name):
+                try:
+                    build.build_kernel(cfg, paths.SRC, out, logfile)
+                    tests.append(_test('bisect', name, True))
+                except log.StepError as e:
+                    tests.append(_test('bisect', name, False, str(e).splitlines()[0]))
+    finally:
+        source.git(['checkout', '-q', head])
+    return _record('bisect', tests, logfile)
+
+
+def gate_configs(tag):
+    tests = []
+    logs = []
+    for name in VARIANT_CONFIGS:
+        cfg = targets.CONFIGS[name]
+        logfile = os.path.join(paths.LOGS, 'build-series-%s.log' % name)
+        logs.append(logfile)
+        with log.phase('build the series with %s (%s)' % (name, ' '.join(cfg.fragments))):
+            try:
+                build.build_kernel(cfg, paths.SRC, build.out_dir(name), logfile)
+                tests.append(_test('configs', name, True))
+            except log.StepError as e:
+                tests.append(_test('configs', name, False, str(e).splitlines()[0]))
+    return _record('configs', tests, logs[0] if logs else '-')
+
+
+GATES = {'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers,
+         'warnings': gate_warnings, 'bisect': gate_bisect, 'configs': gate_configs}
+
+
+def run(gates=QUICK_GATES):
+    """Run the gates on the kernel tree as checked out (base..HEAD is the
+    series); returns the records."""
+    tag = source.ensure_base()
+    dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
+    if dirty and any(g in gates for g in ('warnings', 'bisect')):
+        raise log.StepError('uncommitted changes in %s: commit them first' % paths.SRC)
+    records = []
+    for g in gates:
+        with log.phase('series gate: %s' % g):
+            try:
+                records.append(GATES[g](tag))
+            except log.StepError as e:
+                records.append(_record(g, [], problems=[
+                    {'kind': 'gate', 'line': 0, 'text': str(e)}]))
+    return records

@@ -1,0 +1,77 @@
+import collections
+import unittest
+
+from kmt import plot, series
+
+BEFORE = """\
+  CC      mm/vmalloc.o
+mm/vmalloc.c:120:5: warning: no previous prototype for 'foo' [-Wmissing-prototypes]
+mm/vmalloc.c:300:9: warning: incorrect type in argument 1 (different address spaces)
+  CHECK   mm/vmalloc.c
+"""
+
+# The same warnings moved by the patch, plus one new one.
+AFTER = """\
+mm/vmalloc.c:126:5: warning: no previous prototype for 'foo' [-Wmissing-prototypes]
+mm/vmalloc.c:306:9: warning: incorrect type in argument 1 (different address spaces)
+mm/vmalloc.c:410:1: warning: symbol 'bar' was not declared. Should it be static?
+./mm/vmalloc.c:500:2: error: implicit declaration of function 'baz'
+"""
+
+
+class Diagnostics(unittest.TestCase):
+    def test_line_numbers_do_not_matter(self):
+        new = series.new_diagnostics(series.diagnostics(BEFORE), series.diagnostics(AFTER))
+        self.assertEqual(new, [
+            ('mm/vmalloc.c', 'error', "implicit declaration of function 'baz'"),
+            ('mm/vmalloc.c', 'warning', "symbol 'bar' was not declared. Should it be static?"),
+        ])
+
+    def test_a_second_copy_of_an_old_warning_is_new(self):
+        twice = BEFORE + BEFORE.replace(':300:', ':900:')
+        new = series.new_diagnostics(series.diagnostics(BEFORE), series.diagnostics(twice))
+        self.assertEqual(len(new), 2)
+
+    def test_nothing_new(self):
+        self.assertEqual(series.new_diagnostics(series.diagnostics(BEFORE),
+                                                series.diagnostics(BEFORE)), [])
+        self.assertEqual(series.diagnostics('  CC  foo.o\nmake: done\n'), collections.Counter())
+
+    def test_checkpatch_findings(self):
+        out = ('WARNING: line length of 104 exceeds 100 columns\n#12: FILE: a.c:3:\n'
+               'CHECK: Alignment should match open parenthesis\n'
+               'total: 0 errors, 1 warnings, 1 checks, 20 lines checked\n')
+        self.assertEqual(len(series.checkpatch_findings(out)), 2)
+        self.assertEqual(series.checkpatch_findings('total: 0 errors, 0 warnings\n'), [])
+
+    def test_gates(self):
+        self.assertTrue(set(series.QUICK_GATES) <= set(series.ALL_GATES))
+        self.assertEqual(set(series.GATES), set(series.ALL_GATES))
+
+
+def rec(bench, kasan, kernel, value):
+    return {'benchmark': bench, 'kasan': kasan, 'kernel': kernel, 'metric': 'insn_per_op',
+            'value': value}
+
+
+class Plot(unittest.TestCase):
+    def test_relative_costs(self):
+        result = {'records': [
+            rec('thread', 'off', 'baseline', 100.0), rec('thread', 'off', 'patched', 100.0),
+            rec('thread', 'sync', 'baseline', 180.0), rec('thread', 'sync', 'patched', 120.0),
+            rec('getpid', 'off', 'baseline', 50.0),
+            rec('getpid', 'sync', 'baseline', 55.0), rec('getpid', 'sync', 'patched', 52.5),
+            {'benchmark': 'getpid', 'kasan': 'sync', 'kernel': 'patched/baseline',
+             'metric': 'time_ratio', 'value': 0.9},
+        ]}
+        self.assertEqual(plot.relative_costs(result),
+                         {'sync': [('thread', 1.8, 1.2), ('getpid', 1.1, 1.05)]})
+
+    def test_no_reference_no_rows(self):
+        result = {'records': [rec('thread', 'sync', 'baseline', 180.0),
+                              rec('thread', 'sync', 'patched', 120.0)]}
+        self.assertEqual(plot.relative_costs(result), {})
+
+
+if __name__ == '__main__':
+    unittest.main()
