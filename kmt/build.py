@@ -172,6 +172,17 @@ def fetch_debs(logfile):
                   if d.endswith('_arm64.deb'))
 
 
+def program_cflags(srcf):
+    """Extra compiler flags a guest program asks for in its first lines
+    (a '// kmt-cflags: ...' comment, e.g. -march=armv8.5-a+memtag)."""
+    with open(srcf) as f:
+        for _, line in zip(range(10), f):
+            m = re.match(r'\s*(?://|/?\*)\s*kmt-cflags:(.*)$', line)
+            if m:
+                return m.group(1).replace('*/', '').split()
+    return []
+
+
 def guest_programs(out_dir_, logfile):
     """Cross-build the in-guest C programs in guest/ (static)."""
     srcdir = os.path.join(paths.GUEST, 'src')
@@ -185,8 +196,8 @@ def guest_programs(out_dir_, logfile):
         exe = os.path.join(out_dir_, name[:-2])
         srcf = os.path.join(srcdir, name)
         if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(srcf):
-            log.run([paths.CROSS_COMPILE + 'gcc', '-O2', '-static', '-Wall',
-                     '-o', exe, srcf], logfile=logfile, quiet=True)
+            log.run([paths.CROSS_COMPILE + 'gcc', '-O2', '-static', '-Wall'] +
+                    program_cflags(srcf) + ['-o', exe, srcf], logfile=logfile, quiet=True)
         built.append(exe)
     return built
 

@@ -1,0 +1,331 @@
+"""kmt-count, the QEMU TCG plugin (plugin/kmt-count.c): build it against
+the plugin API header of the installed QEMU, run it, parse its output.
+
+The plugin counts, between the HINT #0x70 / #0x71 markers a guest program
+executes, every instruction and the MTE tag stores, barriers and TFSR_EL1
+reads among them, user (EL0) and kernel (EL1) apart. Regions are numbered
+in the order they end; kmt-bench prints one result line per region it
+marks, in the same order, which is how a region is attributed to a
+benchmark (see attribute()). Counts are system-wide (all vCPUs); the
+benchmarks run on one vCPU, where they are exact.
+
+The API header (include/qemu/qemu-plugin.h) ships only in QEMU's source:
+it comes from the orig tarball of Debian's source package for exactly the
+installed qemu-system-arm version (apt-get source --download-only; needs a
+deb-src entry, which scripts/setup-host.sh adds)."""
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+
+from . import log, paths, qemu, targets
+
+SOURCE = os.path.join(paths.REPO, 'plugin', 'kmt-count.c')
+DIR = os.path.join(paths.BUILD, 'plugin')
+QEMU_BINARY_PACKAGE = 'qemu-system-arm'
+QEMU_SOURCE_PACKAGE = 'qemu'
+CFLAGS = ['-O2', '-Wall', '-shared', '-fPIC']
+
+# Counter names, in the plugin's order; each is a (user, kernel) pair.
+COUNTERS = ('insn', 'stg', 'stzg', 'st2g', 'stz2g', 'stgm', 'stzgm', 'stgp',
+            'dc_gva', 'dc_gzva', 'dsb', 'isb', 'dmb', 'tfsr_read')
+# How the counters add up to the figures make bench reports.
+CLASSES = {
+    'stg': ('stg', 'stzg', 'st2g', 'stz2g', 'stgm', 'stzgm'),   # the STG family
+    'stgp': ('stgp',),
+    'dc_gva': ('dc_gva',),
+    'dc_gzva': ('dc_gzva',),
+}
+TAG_STORES = tuple(c for cls in CLASSES.values() for c in cls)
+BARRIERS = ('dsb', 'isb')   # DMB is counted and reported apart
+
+
+# ---- the API header --------------------------------------------------------
+
+def installed_qemu_version():
+    res = subprocess.run(['dpkg-query', '-W', '-f=${Version}', QEMU_BINARY_PACKAGE],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if res.returncode != 0 or not res.stdout.strip():
+        raise log.StepError('%s is not installed (run scripts/setup-host.sh): the plugin '
+                            'is built for the installed QEMU' % QEMU_BINARY_PACKAGE)
+    return res.stdout.strip()
+
+
+def header_api_version(text):
+    m = re.search(r'^#define QEMU_PLUGIN_VERSION (\d+)', text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def _safe(version):
+    return re.sub(r'[^0-9A-Za-z.+-]', '_', version)
+
+
+def fetch_header(version=None):
+    """The directory holding qemu-plugin.h of the installed QEMU (cached
+    per QEMU version under build/plugin)."""
+    version = version or installed_qemu_version()
+    hdir = os.path.join(DIR, 'qemu-' + _safe(version))
+    hdr = os.path.join(hdir, 'qemu-plugin.h')
+    if os.path.exists(hdr):
+        return hdir
+    logfile = os.path.join(paths.LOGS, 'plugin-build.log')
+    with log.phase('QEMU plugin API header (Debian source package %s %s)'
+                   % (QEMU_SOURCE_PACKAGE, version)):
+        if log.DRY_RUN:
+            return hdir
+        show = subprocess.run(['apt-cache', 'showsrc', QEMU_SOURCE_PACKAGE],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if 'Version: %s\n' % version not in show.stdout:
+            raise log.StepError(
+                'apt knows no source package %s %s (the installed %s): the plugin API '
+                'header comes from it. Run scripts/setup-host.sh (it adds deb-src to the '
+                'backports source and runs apt-get update).'
+                % (QEMU_SOURCE_PACKAGE, version, QEMU_BINARY_PACKAGE))
+        tmp = os.path.join(DIR, 'download')
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        # Only the orig tarball matters; the .dsc and Debian tarball may
+        # be missing from the mirror (apt-get then exits non-zero).
+        log.run(['apt-get', 'source', '--download-only',
+                 '%s=%s' % (QEMU_SOURCE_PACKAGE, version)],
+                logfile=logfile, cwd=tmp, check=False)
+        orig = glob.glob(os.path.join(tmp, '%s_*.orig.tar.*' % QEMU_SOURCE_PACKAGE))
+        if not orig:
+            raise log.StepError('apt-get source %s=%s fetched no orig tarball (log: %s)'
+                                % (QEMU_SOURCE_PACKAGE, version, logfile))
+        log.run(['tar', '-xf', orig[0], '-C', tmp, '--wildcards', '--no-anchored',
+                 'include/qemu/qemu-plugin.h'], logfile=logfile, quiet=True)
+        found = glob.glob(os.path.join(tmp, '*', 'include', 'qemu', 'qemu-plugin.h'))
+        if not found:
+            raise log.StepError('%s has no include/qemu/qemu-plugin.h' % orig[0])
+        with open(found[0]) as f:
+            api = header_api_version(f.read())
+        if api is None:
+            raise log.StepError('no QEMU_PLUGIN_VERSION in %s' % found[0])
+        os.makedirs(hdir, exist_ok=True)
+        shutil.copy2(found[0], hdr + '.tmp')
+        os.rename(hdr + '.tmp', hdr)
+        shutil.rmtree(tmp, ignore_errors=True)
+        log.info('qemu-plugin.h: plugin API version %d, from %s' % (
+            api, os.path.basename(orig[0])))
+    return hdir
+
+
+# ---- the plugin --------------------------------------------------------------
+
+def glib_cflags():
+    try:
+        res = subprocess.run(['pkg-config', '--cflags', 'glib-2.0'], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    except FileNotFoundError:
+        raise log.StepError('pkg-config is missing (run scripts/setup-host.sh)') from None
+    if res.returncode != 0:
+        raise log.StepError('pkg-config finds no glib-2.0 (libglib2.0-dev; run '
+                            'scripts/setup-host.sh): %s' % res.stderr.strip())
+    return res.stdout.split()
+
+
+def build():
+    """Build plugin/kmt-count.c into build/plugin/libkmt-count.so, again
+    only when the source, the header or the flags changed."""
+    hdir = fetch_header()
+    so = os.path.join(DIR, 'libkmt-count.so')
+    if log.DRY_RUN:
+        return so
+    cmd = ['gcc'] + CFLAGS + glib_cflags() + ['-I', hdir, '-o', so + '.tmp', SOURCE]
+    h = hashlib.sha256(' '.join(cmd).encode())
+    for f in (SOURCE, os.path.join(hdir, 'qemu-plugin.h')):
+        with open(f, 'rb') as fh:
+            h.update(fh.read())
+    stamp = so + '.stamp'
+    if os.path.exists(so) and os.path.exists(stamp):
+        with open(stamp) as f:
+            if f.read().strip() == h.hexdigest():
+                return so
+    with log.phase('build the QEMU plugin %s' % os.path.relpath(SOURCE, paths.REPO)):
+        log.run(cmd, logfile=os.path.join(paths.LOGS, 'plugin-build.log'))
+        os.rename(so + '.tmp', so)
+        with open(stamp, 'w') as f:
+            f.write(h.hexdigest() + '\n')
+    return so
+
+
+def qemu_args(so, outfile):
+    """QEMU options loading the plugin; its output goes to outfile."""
+    return ['-plugin', so, '-d', 'plugin', '-D', outfile]
+
+
+# ---- its output ----------------------------------------------------------------
+
+_LINE = re.compile(r'^kmt-count (.*)$')
+
+
+class PluginOutput:
+    def __init__(self):
+        self.header = None      # {'version':, 'api':, 'vcpus':, 'counters': [...]}
+        self.regions = []       # [{'region': n, 'vcpu':, 'end_vcpu':, 'counts': {...}}]
+        self.exit = None        # {'regions': n, 'open':, ..., 'counts': {...}}
+
+
+def _counts(fields):
+    out = {}
+    for k, v in fields.items():
+        if ',' in v:
+            u, kern = v.split(',')
+            out[k] = (int(u), int(kern))
+    return out
+
+
+def parse(lines):
+    """Parse the plugin's lines (other lines are ignored)."""
+    out = PluginOutput()
+    for line in lines:
+        m = _LINE.match(line.strip())
+        if not m:
+            continue
+        fields = {}
+        for tok in m.group(1).split():
+            if '=' in tok:
+                k, v = tok.split('=', 1)
+                fields[k] = v
+        if 'version' in fields:
+            out.header = {'version': int(fields['version']), 'api': int(fields['api']),
+                          'vcpus': int(fields['vcpus']),
+                          'counters': fields.get('counters', '').split(',')}
+        elif 'region' in fields:
+            out.regions.append({'region': int(fields['region']), 'vcpu': int(fields['vcpu']),
+                                'end_vcpu': int(fields['end_vcpu']),
+                                'counts': _counts(fields)})
+        elif m.group(1).startswith('exit'):
+            out.exit = {k: int(fields[k]) for k in ('regions', 'open', 'stray_ends',
+                                                     'nested_begins') if k in fields}
+            out.exit['counts'] = _counts(fields)
+    return out
+
+
+def read_output(path, console_lines=()):
+    """Parse the plugin output file; a missing or headless file means QEMU
+    did not load the plugin (the console log says why)."""
+    lines = []
+    if os.path.exists(path):
+        with open(path, errors='replace') as f:
+            lines = f.read().splitlines()
+    out = parse(lines)
+    if out.header is None:
+        why = [l for l in console_lines if 'plugin' in l.lower() or 'kmt-count' in l]
+        raise log.StepError('the QEMU plugin produced no output in %s%s' % (
+            path, (': ' + ' | '.join(why[:3])) if why else ''))
+    if out.exit is None:
+        raise log.StepError('the QEMU plugin output %s has no exit line (QEMU killed?)' % path)
+    return out
+
+
+def attribute(regions, bench_lines):
+    """Pair region n with the n-th benchmark result, in order.
+    bench_lines: [(name, ops)] as kmt-bench printed them (one region per
+    benchmark). Returns {name: (ops, region)}; raises StepError when the
+    numbers differ."""
+    if len(regions) != len(bench_lines):
+        raise log.StepError('the plugin saw %d marked region(s) but the guest reported %d '
+                            'benchmark(s): cannot attribute the counts'
+                            % (len(regions), len(bench_lines)))
+    out = {}
+    for r, (name, ops) in zip(regions, bench_lines):
+        out[name] = (ops, r)
+    return out
+
+
+def per_op(region, ops):
+    """The figures make bench reports for one region of ops operations.
+    Tag stores, barriers and TFSR_EL1 reads are counted in the kernel
+    (EL1) only: the benchmark programs store no tags, and their only
+    barriers are the ISBs of the vDSO clock reads between chunks."""
+    c = region['counts']
+
+    def kern(names):
+        return sum(c.get(n, (0, 0))[1] for n in names)
+    fig = {
+        'plugin_insn_per_op': sum(c['insn']) / ops,
+        'plugin_insn_user_per_op': c['insn'][0] / ops,
+        'plugin_insn_kernel_per_op': c['insn'][1] / ops,
+        'tag_stores_per_op': kern(TAG_STORES) / ops,
+        'barriers_per_op': kern(BARRIERS) / ops,
+        'dsb_per_op': kern(('dsb',)) / ops,
+        'isb_per_op': kern(('isb',)) / ops,
+        'dmb_per_op': kern(('dmb',)) / ops,
+        'tfsr_reads_per_op': kern(('tfsr_read',)) / ops,
+    }
+    for cls, names in CLASSES.items():
+        fig['tag_stores_%s_per_op' % cls] = kern(names) / ops
+    return {k: round(v, 3) for k, v in fig.items()}
+
+
+# ---- the exact-count self-test ------------------------------------------------
+
+SELFTEST_TIMEOUT_S = 300
+_EXPECT = re.compile(r'^# kmt-tagtest (\S+) region=(\d+) ((?:\w+=\d+ ?)+)$')
+
+
+def parse_expectations(lines):
+    """{region number: {counter: expected user count}} from the lines
+    kmt-tagtest prints, and whether it finished ('ok' line)."""
+    exp, ok = {}, False
+    for line in lines:
+        m = _EXPECT.match(line.strip())
+        if m:
+            exp[int(m.group(2))] = {k: int(v) for k, v in
+                                    (kv.split('=') for kv in m.group(3).split())}
+        if re.match(r'^ok \d+ kmt-tagtest', line.strip()):
+            ok = True
+    return exp, ok
+
+
+def compare(expect, regions):
+    """Differences between what kmt-tagtest executed (user space) and what
+    the plugin counted, as readable strings (empty: exact match)."""
+    errors = []
+    by = {r['region']: r for r in regions}
+    for n, want in sorted(expect.items()):
+        r = by.get(n)
+        if r is None:
+            errors.append('region %d: not reported by the plugin' % n)
+            continue
+        for name in COUNTERS:
+            got = r['counts'].get(name, (0, 0))[0]
+            w = want.get(name, 0)
+            if got != w:
+                errors.append('region %d: %s counted %d in user space, executed %d'
+                              % (n, name, got, w))
+    extra = sorted(set(by) - set(expect))
+    if extra:
+        errors.append('unexpected region(s) %s' % ', '.join(map(str, extra)))
+    return errors
+
+
+def selftest(image, initrd, logdir, tag='selftest'):
+    """Boot kmt-tagtest under the plugin (one vCPU, kasan=off) and compare
+    the counts with what it executed. Returns (errors, logfile)."""
+    so = build()
+    machine = targets.MACHINES['mte']
+    cell = targets.Cell('plugin', 'lean', 'mte', 'off', ())
+    cmdline = qemu.kernel_cmdline(cell, extra=('kmt.tagtest=1',))
+    logfile = os.path.join(logdir, 'plugin-%s.log' % tag)
+    outfile = os.path.join(logdir, 'plugin-%s.counts' % tag)
+    if os.path.exists(outfile):
+        os.unlink(outfile)
+    cmd = qemu.qemu_command(machine, image, initrd, cmdline, icount=True, smp=1, seed=1)
+    cmd += qemu_args(so, outfile)
+    res = qemu.boot(cmd, logfile, SELFTEST_TIMEOUT_S, echo=False)
+    if log.DRY_RUN:
+        return [], logfile
+    if res.timed_out:
+        return ['the self-test boot timed out (log %s)' % logfile], logfile
+    expect, ok = parse_expectations(res.lines)
+    if not ok or not expect:
+        return ['kmt-tagtest did not run to completion (log %s)' % logfile], logfile
+    out = read_output(outfile, res.lines)
+    errors = compare(expect, out.regions)
+    return errors, logfile

@@ -1,0 +1,204 @@
+"""The kmt-count plugin's output parser, region attribution, self-test
+comparison, report table and instruction decoder (no kernel, no QEMU)."""
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+import unittest
+
+from kmt import bench, log, paths, plugin
+
+FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
+
+
+def _read(name):
+    with open(os.path.join(FIXTURES, name)) as f:
+        return f.read().splitlines()
+
+
+def _region(n, **counts):
+    c = {k: (0, 0) for k in plugin.COUNTERS}
+    c.update(counts)
+    return {'region': n, 'vcpu': 0, 'end_vcpu': 0, 'counts': c}
+
+
+class ParseTest(unittest.TestCase):
+    def test_captured_output(self):
+        out = plugin.parse(_read('plugin-tagtest.counts'))
+        self.assertEqual(out.header['api'], 4)
+        self.assertEqual(out.header['vcpus'], 1)
+        self.assertEqual(tuple(out.header['counters']), plugin.COUNTERS)
+        self.assertEqual([r['region'] for r in out.regions], [1, 2])
+        r1 = out.regions[0]['counts']
+        self.assertEqual(r1['insn'], (49, 0))
+        self.assertEqual(r1['stg'], (6, 0))
+        self.assertEqual(r1['dc_gva'], (7, 0))
+        self.assertEqual(out.regions[1]['counts']['insn'], (0, 0))
+        self.assertEqual(out.exit['regions'], 2)
+        self.assertEqual(out.exit['open'], 0)
+        # Whole run: the kernel cleared the tags of the 16 PROT_MTE pages
+        # kmt-tagtest faulted in (64 DC GZVA of 64 bytes per page).
+        self.assertEqual(out.exit['counts']['dc_gzva'][1], 1024)
+
+    def test_other_lines_ignored(self):
+        lines = ['garbage', 'kmt-count region=3 vcpu=1 end_vcpu=0 insn=5,7 stg=0,2',
+                 'qemu: something else']
+        out = plugin.parse(lines)
+        self.assertIsNone(out.header)
+        self.assertEqual(out.regions[0]['region'], 3)
+        self.assertEqual(out.regions[0]['vcpu'], 1)
+        self.assertEqual(out.regions[0]['counts'], {'insn': (5, 7), 'stg': (0, 2)})
+
+    def test_missing_output_is_an_error(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, 'none.counts')
+            with self.assertRaisesRegex(log.StepError, 'no output.*Could not load plugin'):
+                plugin.read_output(path, ['qemu-system-aarch64: Could not load plugin x.so'])
+            with open(path, 'w') as f:
+                f.write('\n'.join(_read('plugin-tagtest.counts')[:2]) + '\n')
+            with self.assertRaisesRegex(log.StepError, 'no exit line'):
+                plugin.read_output(path)
+
+
+class AttributionTest(unittest.TestCase):
+    def test_in_order(self):
+        regions = [_region(1, insn=(10, 100)), _region(2, insn=(20, 200))]
+        got = plugin.attribute(regions, [('getpid', 10), ('thread', 2)])
+        self.assertEqual(got['getpid'][0], 10)
+        self.assertIs(got['getpid'][1], regions[0])
+        self.assertIs(got['thread'][1], regions[1])
+
+    def test_count_mismatch(self):
+        with self.assertRaisesRegex(log.StepError, '1 marked region.*2 benchmark'):
+            plugin.attribute([_region(1)], [('getpid', 10), ('thread', 2)])
+
+    def test_per_op_kernel_only(self):
+        r = _region(1, insn=(1000, 9000), stg=(50, 40), dc_gva=(0, 500), stgp=(0, 10),
+                    dc_gzva=(0, 30), stzg=(0, 20), dsb=(7, 4), isb=(3, 6), dmb=(1, 8),
+                    tfsr_read=(0, 2))
+        f = plugin.per_op(r, 10)
+        self.assertEqual(f['plugin_insn_per_op'], 1000.0)
+        self.assertEqual(f['plugin_insn_kernel_per_op'], 900.0)
+        self.assertEqual(f['tag_stores_per_op'], 60.0)     # 40+20+10+500+30, kernel only
+        self.assertEqual(f['tag_stores_stg_per_op'], 6.0)
+        self.assertEqual(f['tag_stores_stgp_per_op'], 1.0)
+        self.assertEqual(f['tag_stores_dc_gva_per_op'], 50.0)
+        self.assertEqual(f['tag_stores_dc_gzva_per_op'], 3.0)
+        self.assertEqual(f['barriers_per_op'], 1.0)
+        self.assertEqual(f['dmb_per_op'], 0.8)
+        self.assertEqual(f['tfsr_reads_per_op'], 0.2)
+
+    def test_bench_records(self):
+        parsed = {'getpid': {'ops': 4}, 'thread': {'ops': 2}}
+        out = plugin.PluginOutput()
+        out.regions = [_region(1, insn=(8, 800)), _region(2, dc_gva=(0, 1070), isb=(0, 4))]
+        recs = bench.plugin_records('baseline', 'sync', parsed, out, 'x.log')
+        by = {(r['benchmark'], r['metric']): r for r in recs}
+        self.assertEqual(by[('getpid', 'plugin_insn_per_op')]['value'], 202.0)
+        self.assertEqual(by[('thread', 'tag_stores_per_op')]['value'], 535.0)
+        self.assertEqual(by[('thread', 'tag_stores_per_op')]['region_counts']['dc_gva'],
+                         [0, 1070])
+        self.assertEqual(by[('thread', 'barriers_per_op')]['value'], 2.0)
+
+
+class SelftestTest(unittest.TestCase):
+    def test_exact(self):
+        expect, ok = plugin.parse_expectations(_read('plugin-tagtest.log'))
+        self.assertTrue(ok)
+        self.assertEqual(expect[1]['insn'], 49)
+        self.assertEqual(expect[2], {'insn': 0})
+        out = plugin.parse(_read('plugin-tagtest.counts'))
+        self.assertEqual(plugin.compare(expect, out.regions), [])
+
+    def test_differences_are_named(self):
+        expect, _ = plugin.parse_expectations(_read('plugin-tagtest.log'))
+        out = plugin.parse([l.replace('stg=6,0', 'stg=5,0')
+                            for l in _read('plugin-tagtest.counts')])
+        self.assertEqual(plugin.compare(expect, out.regions),
+                         ['region 1: stg counted 5 in user space, executed 6'])
+        exact = plugin.parse(_read('plugin-tagtest.counts'))
+        self.assertEqual(plugin.compare(expect, exact.regions[:1]),
+                         ['region 2: not reported by the plugin'])
+
+    def test_unfinished(self):
+        _, ok = plugin.parse_expectations(_read('plugin-tagtest.log')[:4])
+        self.assertFalse(ok)
+
+
+class TableTest(unittest.TestCase):
+    def test_plugin_table(self):
+        recs = []
+        for k, mode, ts, bar in [('baseline', 'off', 0.0, 3.0), ('patched', 'off', 0.0, 3.0),
+                                 ('baseline', 'sync', 574.2, 12.5),
+                                 ('patched', 'sync', 40.0, 9.0)]:
+            recs.append({'benchmark': 'thread', 'metric': 'insn_per_op', 'kernel': k,
+                         'kasan': mode, 'value': 1000.0})
+            for metric, v in [('tag_stores_per_op', ts), ('barriers_per_op', bar),
+                              ('tfsr_reads_per_op', 2.0 if k == 'baseline' else 0.0)]:
+                recs.append({'benchmark': 'thread', 'metric': metric, 'kernel': k,
+                             'kasan': mode, 'value': v})
+        table = bench.markdown_table({'records': recs, 'base': '6.12', 'series_head': 'abc',
+                                      'series_empty': False})
+        self.assertIn('| thread | sync | 574 | 40.0 | 12.5 | 9.00 | 3.00 | 2.00 | 0.00 |',
+                      table)
+        self.assertIn('| thread | off | 0.00 | 0.00 | 3.00 | 3.00 | 3.00 |', table)
+
+
+class HeaderTest(unittest.TestCase):
+    def test_api_version(self):
+        self.assertEqual(plugin.header_api_version('#define X 1\n#define QEMU_PLUGIN_VERSION 4\n'),
+                         4)
+        self.assertIsNone(plugin.header_api_version('nothing'))
+
+
+CROSS_AS = paths.CROSS_COMPILE + 'as'
+CROSS_OBJCOPY = paths.CROSS_COMPILE + 'objcopy'
+
+
+@unittest.skipUnless(shutil.which('gcc') and shutil.which(CROSS_AS) and shutil.which(CROSS_OBJCOPY),
+                     'needs gcc and the aarch64 cross binutils')
+class DecoderTest(unittest.TestCase):
+    """The plugin's decoder against the assembler's encodings: every tag
+    store, barrier and TFSR_EL1 read form, and the look-alikes (LDG, LDGM,
+    LDPSW, DC CGVAC, MSR TFSR_EL1, ...) that must not count."""
+
+    def test_decode(self):
+        src = os.path.join(FIXTURES, 'plugin-decode.s')
+        want = []
+        with open(src) as f:
+            for line in f:
+                m = re.match(r'^\s+\S.*//\s*(\w+)', line)
+                if m:
+                    want.append((line.split('//')[0].strip(), m.group(1)))
+        with tempfile.TemporaryDirectory() as d:
+            obj, binf, exe = (os.path.join(d, n) for n in ('t.o', 't.bin', 'decode'))
+            subprocess.run([CROSS_AS, '-march=armv8.7-a+memtag', '-o', obj, src], check=True)
+            subprocess.run([CROSS_OBJCOPY, '-O', 'binary', '-j', '.text', obj, binf],
+                           check=True)
+            subprocess.run(['gcc', '-O2', '-Wall', '-DKMT_DECODE_MAIN', '-o', exe,
+                            plugin.SOURCE], check=True)
+            with open(binf, 'rb') as f:
+                data = f.read()
+            words = struct.unpack('<%dI' % (len(data) // 4), data)
+            out = subprocess.run([exe], input=''.join('%08x\n' % w for w in words),
+                                 stdout=subprocess.PIPE, text=True, check=True).stdout
+        got = [l.split()[1] for l in out.splitlines()]
+        self.assertEqual(len(got), len(want))
+        wrong = ['%s: %s, want %s' % (insn, g, w) for (insn, w), g in zip(want, got) if g != w]
+        self.assertEqual(wrong, [])
+
+
+class GuestProgramTest(unittest.TestCase):
+    def test_tagtest_cflags(self):
+        from kmt import build
+        self.assertEqual(build.program_cflags(os.path.join(paths.GUEST, 'src', 'kmt-tagtest.c')),
+                         ['-march=armv8.5-a+memtag'])
+        self.assertEqual(build.program_cflags(os.path.join(paths.GUEST, 'src', 'kmt-bench.c')),
+                         [])
+
+
+if __name__ == '__main__':
+    unittest.main()
