@@ -13,6 +13,8 @@ set -euo pipefail
 HOST_PKGS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-source-6.12
 	   flex bison bc libssl-dev libelf-dev cpio xz-utils kmod ccache
 	   python3 python3-matplotlib git make rsync sparse)
+# The QEMU plugin (plugin/kmt-count.c) builds against glib's headers.
+HOST_PKGS+=(libglib2.0-dev pkg-config)
 QEMU_MIN_MAJOR=10
 
 log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -31,6 +33,14 @@ qemu_ok() {
 	local v
 	v=$(qemu-system-aarch64 --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
 	[ -n "$v" ] && [ "$v" -ge "$QEMU_MIN_MAJOR" ]
+}
+
+# The plugin API header (qemu-plugin.h) ships only in QEMU's source: apt
+# must offer the source package of exactly the installed qemu-system-arm.
+qemu_src_ok() {
+	local v
+	v=$(dpkg-query -W -f='${Version}' qemu-system-arm 2>/dev/null) || return 1
+	apt-cache showsrc qemu 2>/dev/null | grep -qxF "Version: $v"
 }
 
 # The archive URI of the main Debian suite, read from the machine's apt config.
@@ -56,7 +66,13 @@ debian_uri() {
 BACKPORTS_FILE=/etc/apt/sources.list.d/kernel-mte-backports.sources
 
 add_backports() {
-	[ -f "$BACKPORTS_FILE" ] && return 0
+	if [ -f "$BACKPORTS_FILE" ]; then
+		if ! grep -q '^Types:.*deb-src' "$BACKPORTS_FILE"; then
+			log "adding deb-src to $BACKPORTS_FILE"
+			sed -i 's/^Types:.*/Types: deb deb-src/' "$BACKPORTS_FILE"
+		fi
+		return 0
+	fi
 	local uri
 	uri=$(debian_uri) || die "cannot find the bookworm archive URI in /etc/apt; add bookworm-backports by hand"
 	log "adding bookworm-backports (same archive as bookworm) in $BACKPORTS_FILE"
@@ -76,8 +92,9 @@ check_only=0
 missing=$(missing_pkgs "${HOST_PKGS[@]}")
 qemu_missing=0; qemu_ok || qemu_missing=1
 arm64=0; dpkg --print-foreign-architectures | grep -qx arm64 && arm64=1
+qemu_src=1; qemu_src_ok || qemu_src=0
 
-if [ -z "$missing" ] && [ $qemu_missing = 0 ] && [ $arm64 = 1 ]; then
+if [ -z "$missing" ] && [ $qemu_missing = 0 ] && [ $arm64 = 1 ] && [ $qemu_src = 1 ]; then
 	log "host ready: $(qemu-system-aarch64 --version | head -1)"
 	exit 0
 fi
@@ -85,6 +102,7 @@ if [ $check_only = 1 ]; then
 	[ -n "$missing" ] && log "missing packages: $(echo $missing)"
 	[ $qemu_missing = 1 ] && log "missing: qemu-system-aarch64 >= $QEMU_MIN_MAJOR (bookworm-backports)"
 	[ $arm64 = 0 ] && log "missing: dpkg foreign architecture arm64"
+	[ $qemu_src = 0 ] && log "missing: deb-src entry offering the installed QEMU's source (bookworm-backports)"
 	exit 1
 fi
 [ "$(id -u)" = 0 ] || die "installing packages needs root (missing: $missing${qemu_missing:+ qemu})"
@@ -92,7 +110,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 NEED_UPDATE=1
 [ $arm64 = 1 ] || { log "dpkg --add-architecture arm64"; dpkg --add-architecture arm64; }
-[ $qemu_missing = 1 ] && add_backports
+{ [ $qemu_missing = 1 ] || [ $qemu_src = 0 ]; } && add_backports
 if [ "$NEED_UPDATE" = 1 ]; then
 	log "apt-get update"
 	apt-get update -qq || die "apt-get update failed"
@@ -103,10 +121,13 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
 		die "apt-get install failed for: $(echo $missing)"
 fi
-if [ $qemu_missing = 1 ]; then
+# Also when apt no longer offers the installed version's source (the
+# archive keeps only the newest): binary and source must match.
+if [ $qemu_missing = 1 ] || ! qemu_src_ok; then
 	log "installing qemu-system-arm from bookworm-backports"
 	apt-get install -y -qq --no-install-recommends -t bookworm-backports \
 		qemu-system-arm >/dev/null || die "cannot install qemu-system-arm from bookworm-backports"
 	qemu_ok || die "qemu-system-aarch64 $QEMU_MIN_MAJOR+ still not available"
+	qemu_src_ok || log "warning: apt offers no source package for the installed QEMU; the plugin (make bench) cannot be built"
 fi
 log "host ready: $(qemu-system-aarch64 --version | head -1)"
