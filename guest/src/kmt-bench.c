@@ -150,6 +150,37 @@ static void run_thread(long ops)
 	}
 }
 
+/*
+ * The upstream "thread mode" shape, scaled: a forked child starts
+ * CHILD_THREADS threads that all live at once, joins them and exits. One
+ * operation is one child (CHILD_THREADS + 1 kernel stacks, one mm).
+ */
+#define CHILD_THREADS 8
+
+static void run_thread_child(long ops)
+{
+	for (long i = 0; i < ops; i++) {
+		int st;
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			pthread_t t[CHILD_THREADS];
+
+			for (int j = 0; j < CHILD_THREADS; j++)
+				if (pthread_create(&t[j], NULL, thread_fn, NULL))
+					_exit(1);
+			for (int j = 0; j < CHILD_THREADS; j++)
+				pthread_join(t[j], NULL);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+		    WEXITSTATUS(st)) {
+			fprintf(stderr, "thread_child: child failed\n");
+			exit(1);
+		}
+	}
+}
+
 /* Fork a process with FORK_MB of faulted anonymous memory. */
 #define FORK_MB 64
 static char *fork_mem;
@@ -191,6 +222,7 @@ static struct bench benches[] = {
 	{ "invalid_syscall", 20000, 200, NULL, run_invalid, NULL },
 	{ "ctxsw", 2000, 20, setup_ctxsw, run_ctxsw, teardown_ctxsw },
 	{ "thread", 500, 5, NULL, run_thread, NULL },
+	{ "thread8_child", 60, 1, NULL, run_thread_child, NULL },
 	{ "fork64m", 30, 1, setup_fork, run_fork, teardown_fork },
 };
 
