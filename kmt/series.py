@@ -6,11 +6,13 @@ the same shape as a matrix cell, so make check can fold them in.
   maintainers  scripts/get_maintainer.pl per patch (the Cc lists), recorded
   warnings     W=1 and sparse on the C files the series touches, base vs
                series: no new warning
+  docs         make htmldocs (SPHINXDIRS=each Documentation directory the
+               series touches): no Sphinx warning about a touched file
   bisect       every prefix of the series builds (lean config)
   configs      the whole series builds with KASAN off and with MTE (and
                LSE atomics) off, so every #ifdef branch compiles
 
-make check runs checkpatch, maintainers and warnings (minutes); the
+make check runs checkpatch, maintainers, warnings and docs (minutes); the
 bisect and configs gates rebuild large parts of the kernel and run with
 make series-check."""
 
@@ -21,7 +23,7 @@ import subprocess
 
 from . import build, log, paths, source, targets
 
-QUICK_GATES = ('checkpatch', 'maintainers', 'warnings')
+QUICK_GATES = ('checkpatch', 'maintainers', 'warnings', 'docs')
 ALL_GATES = QUICK_GATES + ('bisect', 'configs')
 # Configurations the whole series must build with (Image only), beyond
 # the ones the matrix boots.
@@ -190,6 +192,49 @@ def gate_warnings(tag):
     return _record('warnings', tests, logfile)
 
 
+# ---- documentation --------------------------------------------------------
+
+def touched_docs(tag):
+    out = source.git(['diff', '--name-only', '--diff-filter=AM', tag, 'HEAD', '--',
+                      'Documentation/*.rst']).stdout
+    return [f for f in out.split() if f]
+
+
+def docs_findings(text, rst):
+    """Sphinx WARNING/ERROR lines that name the file `rst`."""
+    return [l.strip() for l in text.splitlines()
+            if rst in l and re.search(r'\b(WARNING|ERROR|CRITICAL)\b', l)]
+
+
+def gate_docs(tag):
+    files = touched_docs(tag)
+    logfile = os.path.join(paths.LOGS, 'series-htmldocs.log')
+    if os.path.exists(logfile):
+        os.remove(logfile)
+    tests = []
+    dirs = sorted({os.path.dirname(f)[len('Documentation/'):] for f in files})
+    out = os.path.join(paths.OUT, 'htmldocs')
+    for d in dirs:
+        cmd = ['make', 'O=' + out, 'SPHINXDIRS=' + d, 'htmldocs']
+        log.show_cmd(cmd, paths.SRC)
+        res = subprocess.run(cmd, cwd=paths.SRC, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        with open(logfile, 'a') as lf:
+            lf.write('$ %s\n%s' % (' '.join(cmd), res.stdout))
+        for f in files:
+            if os.path.dirname(f)[len('Documentation/'):] != d:
+                continue
+            found = docs_findings(res.stdout, f)
+            html = os.path.join(out, 'Documentation', 'output', d,
+                                os.path.basename(f)[:-4] + '.html')
+            ok = res.returncode == 0 and not found and os.path.exists(html)
+            tests.append(_test('docs', f, ok, '; '.join(found[:3]) or
+                               'htmldocs exit code %d, see %s' % (
+                                   res.returncode, os.path.relpath(logfile, paths.REPO))))
+            log.info('htmldocs %s: %s' % (f, 'clean' if ok else 'FAILED'))
+    return _record('docs', tests, logfile)
+
+
 # ---- builds: bisectability and configuration variants --------------------
 
 def gate_bisect(tag):
@@ -234,7 +279,7 @@ def gate_configs(tag):
 
 
 GATES = {'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers,
-         'warnings': gate_warnings, 'bisect': gate_bisect, 'configs': gate_configs}
+         'warnings': gate_warnings, 'docs': gate_docs, 'bisect': gate_bisect, 'configs': gate_configs}
 
 
 def run(gates=QUICK_GATES):

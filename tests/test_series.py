@@ -44,6 +44,14 @@ class Diagnostics(unittest.TestCase):
         self.assertEqual(len(series.checkpatch_findings(out)), 2)
         self.assertEqual(series.checkpatch_findings('total: 0 errors, 0 warnings\n'), [])
 
+    def test_docs_findings(self):
+        out = ('Documentation/dev-tools/kasan.rst:80: WARNING: Bullet list ends without a '
+               'blank line; unexpected unindent.\n'
+               'Documentation/dev-tools/kunit/start.rst:35: WARNING: unknown document\n'
+               'writing output... [100%] kasan\n')
+        self.assertEqual(len(series.docs_findings(out, 'Documentation/dev-tools/kasan.rst')), 1)
+        self.assertEqual(series.docs_findings(out, 'Documentation/dev-tools/gdb.rst'), [])
+
     def test_gates(self):
         self.assertTrue(set(series.QUICK_GATES) <= set(series.ALL_GATES))
         self.assertEqual(set(series.GATES), set(series.ALL_GATES))
