@@ -86,6 +86,15 @@ def bench_smoke_record(apply):
                           'name': '%s/%s/%s' % (r['benchmark'], r['kernel'], r['kasan']),
                           'detail': '' if ok else 'no instructions counted'})
         problems += [{'kind': 'bench', 'line': 0, 'text': p} for p in result['problems']]
+        # The kmt-count plugin: its exact-count self-test, and figures for
+        # every benchmark on both kernels (kmt/plugin.py).
+        st = result.get('plugin_selftest') or {'status': 'fail', 'errors': ['did not run']}
+        tests.append({'suite': 'bench-quick', 'name': 'plugin-selftest', 'status': st['status'],
+                      'detail': '; '.join(st['errors'])})
+        tests += [{'suite': 'bench-quick', 'status': 'pass' if r['value'] > 0 else 'fail',
+                   'name': '%s/%s/%s/plugin' % (r['benchmark'], r['kernel'], r['kasan']),
+                   'detail': '' if r['value'] > 0 else 'the plugin counted nothing'}
+                  for r in result['records'] if r['metric'] == 'plugin_insn_per_op']
         why = bench_plot()
         tests.append({'suite': 'bench-quick', 'name': 'plot', 'status': 'fail' if why else 'pass',
                       'detail': why or ''})

@@ -1,6 +1,8 @@
 """make bench: baseline (base, no series) vs patched (series) kernels, the
 lean config, every kasan mode; exact instruction counts per operation
-(QEMU -icount shift=0 + guest PMU) and interleaved A/B wall-time ratios."""
+(QEMU -icount shift=0 + guest PMU), exact tag stores, barriers and TFSR_EL1
+reads per operation (the kmt-count TCG plugin) and interleaved A/B
+wall-time ratios."""
 
 import datetime
 import json
@@ -8,7 +10,7 @@ import os
 import re
 import statistics
 
-from . import build, log, paths, qemu, source, targets
+from . import build, log, paths, plugin, qemu, source, targets
 
 KERNELS = ('baseline', 'patched')
 MODES = ('off', 'sync', 'async', 'asymm')
@@ -79,10 +81,13 @@ def build_kernels(apply):
     return kernels, head, same
 
 
-def _boot(kernel, image, initrd, mode, bench, icount, tag):
+def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None):
+    """One benchmark boot. With plugin_so: the kmt-count plugin loaded and
+    the guest in time-only mode (no perf_event system calls inside the
+    marked regions); returns the plugin's output as a third value."""
     machine = targets.MACHINES[MACHINE]
     cell = targets.Cell('bench', 'lean', MACHINE, mode, ())
-    if not icount:
+    if not icount or plugin_so:
         bench = '-t,' + bench if bench != 'all' else '-t'
     cmdline = qemu.kernel_cmdline(cell, extra=('kmt.bench=' + bench,))
     # A fixed -seed fixes the guest's random numbers (the DTB's rng-seed and
@@ -91,10 +96,38 @@ def _boot(kernel, image, initrd, mode, bench, icount, tag):
     cmd = qemu.qemu_command(machine, image, initrd, cmdline, icount=icount, smp=1,
                             seed=SEED)
     logfile = os.path.join(paths.LOGS, 'bench', '%s-%s-%s.log' % (kernel, mode, tag))
+    counts = logfile[:-len('.log')] + '.counts'
+    if plugin_so:
+        if os.path.exists(counts):
+            os.unlink(counts)
+        cmd += plugin.qemu_args(plugin_so, counts)
     res = qemu.boot(cmd, logfile, BOOT_TIMEOUT_S, echo=False)
+    if log.DRY_RUN and plugin_so:
+        return {}, logfile, None
     if res.timed_out:
         raise log.StepError('benchmark boot timed out (log %s)' % logfile)
-    return parse_bench(res.lines), os.path.relpath(logfile, paths.REPO)
+    parsed = parse_bench(res.lines)
+    if plugin_so:
+        return parsed, os.path.relpath(logfile, paths.REPO), plugin.read_output(counts, res.lines)
+    return parsed, os.path.relpath(logfile, paths.REPO)
+
+
+def plugin_records(kernel, mode, parsed, out, logf):
+    """results.json records from one plugin boot: region n is the n-th
+    benchmark kmt-bench reported (it marks one region per benchmark)."""
+    records = []
+    regions = plugin.attribute(out.regions, [(b, v['ops']) for b, v in parsed.items()])
+    for b, (ops, region) in regions.items():
+        figs = plugin.per_op(region, ops)
+        for metric, value in figs.items():
+            rec = {'benchmark': b, 'metric': metric, 'kernel': kernel, 'kasan': mode,
+                   'cpu': targets.MACHINES[MACHINE].cpu, 'value': value, 'ops': ops,
+                   'log': logf}
+            if metric == 'tag_stores_per_op':
+                # Raw counts of the whole region, [user, kernel] per counter.
+                rec['region_counts'] = {k: list(v) for k, v in region['counts'].items()}
+            records.append(rec)
+    return records
 
 
 def run(quick=False, apply=True):
@@ -113,6 +146,25 @@ def run(quick=False, apply=True):
                                 'value': v['insn_per_op'], 'mean': v['insn_mean'],
                                 'ops': v['ops'], 'chunk': v['chunk'], 'log': logf})
     problems = []
+    counted = {}
+    so = plugin.build()
+    with log.phase('plugin self-test (kmt-tagtest)'):
+        errors, logf = plugin.selftest(*kernels['baseline'], os.path.join(paths.LOGS, 'bench'))
+        problems += ['plugin self-test: %s (log %s)' % (e, os.path.relpath(logf, paths.REPO))
+                     for e in errors]
+        if not errors:
+            log.info('plugin self-test: every count exact (log %s)'
+                     % os.path.relpath(logf, paths.REPO))
+        selftest = {'status': 'fail' if errors else 'pass', 'errors': errors,
+                    'log': os.path.relpath(logf, paths.REPO)}
+    for mode in plan['modes']:
+        for k in KERNELS:
+            with log.phase('plugin counts: %s kernel, kasan %s' % (k, mode)):
+                res, logf, out = _boot(k, *kernels[k], mode, plan['bench'], True, 'plugin',
+                                       plugin_so=so)
+                recs = plugin_records(k, mode, res, out, logf) if out else []
+            records += recs
+            counted[(k, mode)] = {(r['benchmark'], r['metric']): r['value'] for r in recs}
     if same:
         # Empty series: both kernels are built from the same tree, so the
         # counts must match exactly (a self-check of the harness).
@@ -124,6 +176,14 @@ def run(quick=False, apply=True):
                 if other.get(b, {}).get('insn_per_op') != v['insn_per_op']:
                     problems.append('empty series but %s/%s differs: %s vs %s' % (
                         b, mode, v['insn_per_op'], other.get(b, {}).get('insn_per_op')))
+        for (k, mode), figs in counted.items():
+            if k != 'baseline':
+                continue
+            other = counted.get(('patched', mode), {})
+            for key, v in figs.items():
+                if other.get(key) != v:
+                    problems.append('empty series but plugin %s/%s/%s differs: %s vs %s' % (
+                        key[0], key[1], mode, v, other.get(key)))
     for mode in plan['ratio_modes']:
         times = {k: [] for k in KERNELS}
         with log.phase('wall time, %d interleaved pairs, kasan %s' % (plan['pairs'], mode)):
@@ -147,6 +207,7 @@ def run(quick=False, apply=True):
         'series_ref': head,
         'series_empty': same,
         'plan': 'quick' if quick else 'full',
+        'plugin_selftest': selftest,
         'records': records,
         'problems': problems,
     }
@@ -191,6 +252,7 @@ def markdown_table(result):
             lines.append('| %s | %s | %.1f | %.1f | %s | %s | %s |' % (
                 b, m, base, pat, _fmt_pct(pat, base),
                 '%.1f' % off if off is not None else '-', closed))
+    lines += plugin_table(result)
     ratios = [r for r in result['records'] if r['metric'] == 'time_ratio']
     if ratios:
         lines += ['', 'TCG wall time, patched/baseline, interleaved pairs (< 1: faster)', '',
@@ -201,3 +263,42 @@ def markdown_table(result):
     lines += ['', 'Base %s, series %s%s.' % (result['base'], result['series_head'][:12],
                                              ' (empty series)' if result['series_empty'] else '')]
     return '\n'.join(lines) + '\n'
+
+
+def plugin_table(result):
+    """Tag stores, barriers and TFSR_EL1 reads per operation (kernel, from
+    the plugin): baseline and patched, and the kasan=off limit."""
+    by = {}
+    for r in result['records']:
+        by[(r['benchmark'], r['kasan'], r['kernel'], r['metric'])] = r['value']
+    if not any(k[3] == 'tag_stores_per_op' for k in by):
+        return []
+    benches = []
+    for r in result['records']:
+        if r['metric'] == 'tag_stores_per_op' and r['benchmark'] not in benches:
+            benches.append(r['benchmark'])
+    modes = [m for m in MODES if any(k[1] == m and k[3] == 'tag_stores_per_op' for k in by)]
+
+    def fmt(b, m, k, metric):
+        v = by.get((b, m, k, metric))
+        if v is None:
+            return '-'
+        return '%.0f' % v if v >= 100 else '%.1f' % v if v >= 10 else '%.2f' % v
+    lines = ['', 'Kernel tag stores, barriers and TFSR_EL1 reads per operation '
+             '(exact: kmt-count TCG plugin, 1 vCPU; tag stores = STG family + STGP + '
+             'DC GVA + DC GZVA; barriers = DSB + ISB)', '',
+             '| benchmark | kasan | tag stores baseline | patched | barriers baseline '
+             '| patched | kasan=off | TFSR reads baseline | patched |',
+             '|---|---|---:|---:|---:|---:|---:|---:|---:|']
+    for b in benches:
+        for m in modes:
+            if (b, m, 'baseline', 'tag_stores_per_op') not in by:
+                continue
+            lines.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+                b, m, fmt(b, m, 'baseline', 'tag_stores_per_op'),
+                fmt(b, m, 'patched', 'tag_stores_per_op'),
+                fmt(b, m, 'baseline', 'barriers_per_op'), fmt(b, m, 'patched', 'barriers_per_op'),
+                fmt(b, 'off', 'patched', 'barriers_per_op'),
+                fmt(b, m, 'baseline', 'tfsr_reads_per_op'),
+                fmt(b, m, 'patched', 'tfsr_reads_per_op')))
+    return lines

@@ -104,6 +104,26 @@ class AttributionTest(unittest.TestCase):
         self.assertEqual(by[('thread', 'barriers_per_op')]['value'], 2.0)
 
 
+class CapturedBenchTest(unittest.TestCase):
+    """A real plugin boot: the baseline kernel, kasan.mode=sync."""
+
+    def test_figures(self):
+        parsed = bench.parse_bench(_read('plugin-bench-sync.log'))
+        out = plugin.parse(_read('plugin-bench-sync.counts'))
+        self.assertEqual(out.exit['regions'], 6)
+        recs = bench.plugin_records('baseline', 'sync', parsed, out, 'x.log')
+        by = {(r['benchmark'], r['metric']): r['value'] for r in recs}
+        # Part 1's target: a TFSR_EL1 read, a DSB and two ISBs per syscall.
+        self.assertEqual(by[('getpid', 'tfsr_reads_per_op')], 1.0)
+        self.assertEqual(by[('getpid', 'barriers_per_op')], 3.001)  # + timer ticks
+        self.assertEqual(by[('getpid', 'tag_stores_per_op')], 0.168)
+        # Part 2's target: the tags of a kernel stack, of page tables.
+        self.assertEqual(by[('thread', 'tag_stores_dc_gva_per_op')], 561.738)
+        self.assertEqual(by[('thread', 'tag_stores_stg_per_op')], 52.186)
+        self.assertEqual(by[('fork64m', 'tag_stores_stg_per_op')], 917.633)
+        self.assertEqual(by[('fork64m', 'tag_stores_dc_gzva_per_op')], 2787.0)
+
+
 class SelftestTest(unittest.TestCase):
     def test_exact(self):
         expect, ok = plugin.parse_expectations(_read('plugin-tagtest.log'))
