@@ -216,8 +216,13 @@ def read_output(path, console_lines=()):
     out = parse(lines)
     if out.header is None:
         why = [l for l in console_lines if 'plugin' in l.lower() or 'kmt-count' in l]
-        raise log.StepError('the QEMU plugin produced no output in %s%s' % (
-            path, (': ' + ' | '.join(why[:3])) if why else ''))
+        hint = ''
+        if any('API version' in l or 'plugin API' in l for l in why):
+            hint = (' (the plugin is built against the qemu-plugin.h of the installed '
+                    'qemu-system-arm, cached per version in %s: was QEMU changed '
+                    'behind dpkg\'s back?)' % os.path.relpath(DIR, paths.REPO))
+        raise log.StepError('the QEMU plugin produced no output in %s%s%s' % (
+            path, (': ' + ' | '.join(why[:3])) if why else '', hint))
     if out.exit is None:
         raise log.StepError('the QEMU plugin output %s has no exit line (QEMU killed?)' % path)
     return out

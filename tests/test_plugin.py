@@ -57,6 +57,10 @@ class ParseTest(unittest.TestCase):
             path = os.path.join(d, 'none.counts')
             with self.assertRaisesRegex(log.StepError, 'no output.*Could not load plugin'):
                 plugin.read_output(path, ['qemu-system-aarch64: Could not load plugin x.so'])
+            with self.assertRaisesRegex(log.StepError, 'qemu-plugin.h of the installed'):
+                plugin.read_output(path, [
+                    'qemu-system-aarch64: Could not load plugin x.so: plugin requires API '
+                    'version 5, but this QEMU supports only up to version 4'])
             with open(path, 'w') as f:
                 f.write('\n'.join(_read('plugin-tagtest.counts')[:2]) + '\n')
             with self.assertRaisesRegex(log.StepError, 'no exit line'):
