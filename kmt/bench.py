@@ -75,9 +75,10 @@ def build_kernels(apply):
         kernels['baseline'] = build.build_all('lean', tree='base')
     finally:
         _checkout(head)
-    kernels['patched'] = build.build_all('lean', tree='series')
     same = source.git(['rev-parse', tag + '^{tree}']).stdout == \
         source.git(['rev-parse', 'HEAD^{tree}']).stdout
+    # An empty series has none of the series' test options to configure.
+    kernels['patched'] = build.build_all('lean', tree='series', series_tests=not same)
     return kernels, head, same
 
 

@@ -78,13 +78,18 @@ def config_mismatches(want, have):
     return bad
 
 
-def fragment_paths(cfg, tree='series'):
-    names = cfg.fragments + (cfg.series_fragments if tree != 'base' else ())
+def fragment_paths(cfg, tree='series', series_tests=None):
+    """The config fragments; the series' own test options (series_fragments)
+    unless building the base (series_tests=False forces them off, e.g. for
+    an empty series)."""
+    if series_tests is None:
+        series_tests = tree != 'base'
+    names = cfg.fragments + (cfg.series_fragments if series_tests else ())
     return [os.path.join(paths.CONFIGS, f) for f in names]
 
 
-def configure(cfg, src, out, logfile, tree='series'):
-    frags = fragment_paths(cfg, tree)
+def configure(cfg, src, out, logfile, tree='series', series_tests=None):
+    frags = fragment_paths(cfg, tree, series_tests)
     h = hashlib.sha256(cfg.base.encode())
     for f in frags:
         with open(f, 'rb') as fh:
@@ -120,8 +125,8 @@ def configure(cfg, src, out, logfile, tree='series'):
 
 # ---- kernel and kselftests ----------------------------------------------
 
-def build_kernel(cfg, src, out, logfile, tree='series'):
-    configure(cfg, src, out, logfile, tree)
+def build_kernel(cfg, src, out, logfile, tree='series', series_tests=None):
+    configure(cfg, src, out, logfile, tree, series_tests)
     log.run(make_args(out) + ['Image'], logfile=logfile, cwd=src, env=KERNEL_ENV)
     image = os.path.join(out, 'arch', paths.ARCH, 'boot', 'Image')
     if not os.path.exists(image):
@@ -250,7 +255,7 @@ def make_initramfs(kselftest_dir, out, logfile):
     return cpio
 
 
-def build_all(cfg_name, src=paths.SRC, tree='series'):
+def build_all(cfg_name, src=paths.SRC, tree='series', series_tests=None):
     """Kernel Image, kselftests and initramfs for one config; returns
     (image, initramfs)."""
     cfg = targets.CONFIGS[cfg_name]
@@ -259,7 +264,7 @@ def build_all(cfg_name, src=paths.SRC, tree='series'):
     os.makedirs(paths.LOGS, exist_ok=True)
     with log.phase('build %s kernel (%s + %s), log %s' % (
             cfg_name, cfg.base, ' '.join(cfg.fragments), os.path.relpath(logfile))):
-        image = build_kernel(cfg, src, out, logfile, tree)
+        image = build_kernel(cfg, src, out, logfile, tree, series_tests)
     with log.phase('build kselftests (%s)' % KSELFTEST_TARGETS):
         ksft = build_kselftests(src, out, logfile)
     with log.phase('initramfs'):
