@@ -98,11 +98,11 @@ CHECK = [
     Cell('sync', 'lean', 'mte', 'sync', ('kasan', 'mte', 'lkdtm-refcount')),
     Cell('async', 'lean', 'mte', 'async', ('kasan', 'mte')),
     Cell('asymm', 'lean', 'mte', 'asymm', ('kasan', 'mte')),
-    Cell('llsc', 'lean', 'llsc', 'off', ('lkdtm-refcount',)),
-    # refcount_t: LSE (-cpu max), LL/SC selected at boot (cortex-a72), and
-    # a kernel built without LSE support.
+    # refcount_t (KUnit suite, 4 vCPUs for its concurrency case, and the
+    # lkdtm hardening tests): LL/SC atomics picked at boot (cortex-a72),
+    # LSE (-cpu max), and a kernel built without LSE support.
+    Cell('llsc', 'lean', 'llsc-smp4', 'off', ('refcount', 'lkdtm-refcount')),
     Cell('refcount-lse', 'lean', 'mte-smp4', 'sync', ('refcount',)),
-    Cell('refcount-llsc', 'lean', 'llsc-smp4', 'off', ('refcount',)),
     Cell('refcount-nolse', 'lean-nolse', 'llsc-smp4', 'off', ('refcount', 'lkdtm-refcount')),
 ]
 
