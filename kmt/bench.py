@@ -10,7 +10,7 @@ import os
 import re
 import statistics
 
-from . import build, log, paths, plugin, qemu, source, targets
+from . import build, log, paths, plugin, qemu, refbench, source, targets
 
 KERNELS = ('baseline', 'patched')
 MODES = ('off', 'sync', 'async', 'asymm')
@@ -19,7 +19,8 @@ BOOT_TIMEOUT_S = 900
 SEED = 1
 # Default and QUICK=1 (smoke run: the harness exercised, the figures rough).
 PLANS = {
-    'full': {'modes': MODES, 'pairs': 5, 'ratio_modes': ('sync',), 'bench': 'all'},
+    'full': {'modes': MODES, 'pairs': 5, 'ratio_modes': ('sync',), 'bench': 'all',
+             'refcount': True},
     'quick': {'modes': ('off', 'sync'), 'pairs': 1, 'ratio_modes': ('sync',),
               'bench': 'getpid=2000,getppid=2000,invalid_syscall=2000,ctxsw=500,'
                        'thread=50,fork64m=5'},
@@ -201,6 +202,11 @@ def run(quick=False, apply=True):
                             'value': round(statistics.median(ratios), 4),
                             'min': round(min(ratios), 4), 'max': round(max(ratios), 4),
                             'pairs': [round(r, 4) for r in ratios]})
+    if plan.get('refcount') and not same:
+        try:
+            records += refbench.run(kernels['patched'][1], quick=quick)
+        except log.StepError as e:
+            problems.append('refcount benchmark: %s' % e)
     result = {
         'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
         'base': source.base_version(),
@@ -232,7 +238,7 @@ def markdown_table(result):
     and the share of the gap to kasan=off that the series closed."""
     by = {}
     for r in result['records']:
-        if r['metric'] == 'insn_per_op':
+        if r['metric'] == 'insn_per_op' and r['kernel'] in KERNELS:
             by[(r['benchmark'], r['kasan'], r['kernel'])] = r['value']
     benches = sorted({b for b, _, _ in by}, key=lambda b: [r['benchmark'] for r in
                                                           result['records']].index(b))
@@ -254,13 +260,17 @@ def markdown_table(result):
                 b, m, base, pat, _fmt_pct(pat, base),
                 '%.1f' % off if off is not None else '-', closed))
     lines += plugin_table(result)
-    ratios = [r for r in result['records'] if r['metric'] == 'time_ratio']
+    ratios = [r for r in result['records'] if r['metric'] == 'time_ratio'
+              and r['kernel'] == 'patched/baseline']
     if ratios:
         lines += ['', 'TCG wall time, patched/baseline, interleaved pairs (< 1: faster)', '',
                   '| benchmark | kasan | ratio | min | max | pairs |', '|---|---|---:|---:|---:|---:|']
         for r in ratios:
             lines.append('| %s | %s | %.3f | %.3f | %.3f | %d |' % (
                 r['benchmark'], r['kasan'], r['value'], r['min'], r['max'], len(r['pairs'])))
+    rc = refbench.markdown_table(result['records'])
+    if rc:
+        lines += ['', rc.rstrip('\n')]
     lines += ['', 'Base %s, series %s%s.' % (result['base'], result['series_head'][:12],
                                              ' (empty series)' if result['series_empty'] else '')]
     return '\n'.join(lines) + '\n'

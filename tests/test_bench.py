@@ -39,7 +39,7 @@ class BenchParseTest(unittest.TestCase):
                            ('baseline', 'sync', 281.0), ('patched', 'sync', 270.0)]:
             recs.append({'benchmark': 'getpid', 'metric': 'insn_per_op', 'kernel': k,
                          'kasan': mode, 'value': v})
-        recs.append({'benchmark': 'getpid', 'metric': 'time_ratio', 'kernel': 'p/b',
+        recs.append({'benchmark': 'getpid', 'metric': 'time_ratio', 'kernel': 'patched/baseline',
                      'kasan': 'sync', 'value': 0.9, 'min': 0.8, 'max': 1.0,
                      'pairs': [0.8, 0.9, 1.0]})
         table = bench.markdown_table({'records': recs, 'base': '6.12', 'series_head': 'abc',

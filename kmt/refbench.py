@@ -1,0 +1,188 @@
+"""make bench, refcount part: atomic_t vs the generic refcount_t vs the
+arm64 fast path, exact instructions per operation on LSE (-cpu max) and
+LL/SC (-cpu cortex-a72), vmlinux .text sizes, and interleaved wall-time
+A/B ratios (fast path / generic).
+
+The loops live in a benchmark-only kernel patch (bench/, never part of
+the series): lib/refcount_bench.c runs each operation N times at boot
+(refcount_bench.iters=N) and prints the virtual time of each loop, which
+under -icount shift=0 is its instruction count, and the same less an
+empty loop. It is applied on a throw-away branch on top of the series
+and built twice from the lean config: fast path on and off."""
+
+import os
+import re
+import statistics
+import subprocess
+
+from . import build, log, paths, qemu, source, targets
+
+BENCH_PATCHES = os.path.join(paths.REPO, 'bench')
+BRANCH = 'refcount-bench'
+# kernel variant -> config fragments on top of the lean config
+VARIANTS = {
+    'fastpath': ('refbench.config',),
+    'generic': ('refbench.config', 'refcount-generic.config'),
+}
+CPUS = (('max', 'mte'), ('cortex-a72', 'llsc'))
+OPS = ('inc', 'add', 'dec', 'dec_and_test', 'sub_and_test', 'inc_not_zero',
+       'dec_and_test_final', 'timing')
+PLANS = {'full': {'iters': 200000, 'pairs': 3}, 'quick': {'iters': 20000, 'pairs': 1}}
+BOOT_TIMEOUT_S = 600
+
+_LINE = re.compile(r'refcount_bench: (\S+)\s+n=(\d+) ns=(\d+) per_iter=([0-9.]+) '
+                   r'net=(-?[0-9.]+)')
+
+
+def parse(lines):
+    """{name: {'n', 'ns', 'per_iter', 'net'}} from a console log; raises
+    StepError unless the run finished."""
+    out, done = {}, False
+    for l in lines:
+        m = _LINE.search(l)
+        if m:
+            out[m.group(1)] = {'n': int(m.group(2)), 'ns': int(m.group(3)),
+                               'per_iter': float(m.group(4)), 'net': float(m.group(5))}
+        elif 'refcount_bench: done' in l:
+            done = True
+    if not done or not out:
+        raise log.StepError('refcount benchmark did not finish (no "refcount_bench: done")')
+    return out
+
+
+def text_size(vmlinux):
+    res = subprocess.run([paths.CROSS_COMPILE + 'size', '-A', vmlinux],
+                         stdout=subprocess.PIPE, text=True, check=True)
+    for l in res.stdout.splitlines():
+        f = l.split()
+        if f and f[0] == '.text':
+            return int(f[1])
+    raise log.StepError('no .text in %s' % vmlinux)
+
+
+def _config(variant):
+    base = targets.CONFIGS['lean']
+    return targets.KernelConfig('refbench-' + variant, base.base,
+                                base.fragments + VARIANTS[variant])
+
+
+def build_kernels():
+    """Build both variants from series + benchmark patch; returns
+    {variant: (image, vmlinux)}. The kernel tree's branch is restored."""
+    patches = sorted(p for p in os.listdir(BENCH_PATCHES) if p.endswith('.patch'))
+    head = source.git(['symbolic-ref', '-q', '--short', 'HEAD'], check=False).stdout.strip() \
+        or source.git(['rev-parse', 'HEAD']).stdout.strip()
+    out = {}
+    try:
+        source.git(['checkout', '-q', '-B', BRANCH, 'HEAD'])
+        res = source.git(['am', '-q'] + [os.path.join(BENCH_PATCHES, p) for p in patches],
+                         check=False, env=source._GIT_ENV)  # pylint: disable=protected-access
+        if res.returncode != 0:
+            source.git(['am', '--abort'], check=False)
+            raise log.StepError('the benchmark patch does not apply on the series:\n'
+                                + res.stdout)
+        for v in VARIANTS:
+            cfg = _config(v)
+            o = build.out_dir(cfg.name, 'bench')
+            logfile = os.path.join(paths.LOGS, 'build-bench-%s.log' % cfg.name)
+            with log.phase('build %s kernel (%s)' % (cfg.name, ' '.join(cfg.fragments))):
+                image = build.build_kernel(cfg, paths.SRC, o, logfile)
+            out[v] = (image, os.path.join(o, 'vmlinux'))
+    finally:
+        source.git(['checkout', '-q', head])
+    return out
+
+
+def _boot(variant, image, initrd, cpu, machine_name, iters, icount, tag):
+    machine = targets.MACHINES[machine_name]
+    cell = targets.Cell('refbench', 'lean', machine_name, 'off', ())
+    cmdline = qemu.kernel_cmdline(cell, extra=('refcount_bench.iters=%d' % iters,))
+    cmd = qemu.qemu_command(machine, image, initrd, cmdline, icount=icount, smp=1, seed=1)
+    logfile = os.path.join(paths.LOGS, 'bench', 'refcount-%s-%s-%s.log' % (variant, cpu, tag))
+    res = qemu.boot(cmd, logfile, BOOT_TIMEOUT_S, echo=False)
+    if res.timed_out:
+        raise log.StepError('refcount benchmark boot timed out (log %s)' % logfile)
+    return parse(res.lines), os.path.relpath(logfile, paths.REPO)
+
+
+def run(initrd, quick=False):
+    """Returns the records for results.json."""
+    plan = PLANS['quick' if quick else 'full']
+    kernels = build_kernels()
+    records = []
+    for v, (_, vmlinux) in kernels.items():
+        records.append({'benchmark': 'refcount', 'metric': 'text_bytes', 'kernel': v,
+                        'kasan': 'off', 'cpu': '-', 'value': text_size(vmlinux)})
+    for cpu, mname in CPUS:
+        for v, (image, _) in kernels.items():
+            with log.phase('refcount instruction counts: %s, cpu %s' % (v, cpu)):
+                res, logf = _boot(v, image, initrd, cpu, mname, plan['iters'], True, 'icount')
+            for op in OPS:
+                for kind in ('atomic', 'refcount'):
+                    r = res.get('%s_%s' % (kind, op))
+                    if r is None:
+                        continue
+                    records.append({'benchmark': 'refcount_' + op, 'metric': 'insn_per_op',
+                                    'kernel': v if kind == 'refcount' else 'atomic_t',
+                                    'kasan': 'off', 'cpu': cpu, 'value': r['net'],
+                                    'per_iter': r['per_iter'], 'ops': r['n'], 'log': logf})
+    # Wall time, fast path / generic, interleaved.
+    for cpu, mname in CPUS:
+        times = {v: [] for v in kernels}
+        with log.phase('refcount wall time, %d interleaved pairs, cpu %s' % (plan['pairs'], cpu)):
+            for i in range(plan['pairs']):
+                for v, (image, _) in kernels.items():
+                    res, _ = _boot(v, image, initrd, cpu, mname, plan['iters'], False,
+                                   'time%d' % i)
+                    times[v].append(res)
+        for op in OPS:
+            name = 'refcount_' + op
+            ratios = [f[name]['ns'] / g[name]['ns']
+                      for f, g in zip(times['fastpath'], times['generic'])
+                      if name in f and name in g and g[name]['ns']]
+            if ratios:
+                records.append({'benchmark': name, 'metric': 'time_ratio',
+                                'kernel': 'fastpath/generic', 'kasan': 'off', 'cpu': cpu,
+                                'value': round(statistics.median(ratios), 4),
+                                'min': round(min(ratios), 4), 'max': round(max(ratios), 4),
+                                'pairs': [round(r, 4) for r in ratios]})
+    return records
+
+
+def markdown_table(records):
+    """atomic_t / generic / fast path per operation and CPU, with the fast
+    path's change against the generic code; .text sizes; time ratios."""
+    by = {(r['benchmark'], r['cpu'], r['kernel']): r['value'] for r in records
+          if r['metric'] == 'insn_per_op' and r['benchmark'].startswith('refcount_')}
+    if not by:
+        return ''
+    lines = ['refcount_t: instructions per operation, loop overhead removed (exact: '
+             '-icount shift=0, kasan=off, 1 vCPU; atomic_t from the fast-path kernel)', '',
+             '| operation | cpu | atomic_t | generic | fast path | fast vs generic |',
+             '|---|---|---:|---:|---:|---:|']
+    for op in OPS:
+        b = 'refcount_' + op
+        for cpu, _ in CPUS:
+            a = by.get((b, cpu, 'atomic_t'))
+            g, f = by.get((b, cpu, 'generic')), by.get((b, cpu, 'fastpath'))
+            if g is None or f is None:
+                continue
+            lines.append('| %s | %s | %s | %.2f | %.2f | %s |' % (
+                op, cpu, '%.2f' % a if a is not None else '-', g, f,
+                '%+.1f%%' % ((f - g) * 100.0 / g) if g else '-'))
+    text = {r['kernel']: r['value'] for r in records if r['metric'] == 'text_bytes'}
+    if text:
+        lines += ['', 'vmlinux .text: generic %d bytes, fast path %d bytes (%+d)' % (
+            text.get('generic', 0), text.get('fastpath', 0),
+            text.get('fastpath', 0) - text.get('generic', 0))]
+    ratios = [r for r in records if r['metric'] == 'time_ratio'
+              and r['kernel'] == 'fastpath/generic']
+    if ratios:
+        lines += ['', 'TCG wall time, fast path / generic, interleaved boots (< 1: faster)', '',
+                  '| operation | cpu | ratio | min | max | pairs |',
+                  '|---|---|---:|---:|---:|---:|']
+        for r in ratios:
+            lines.append('| %s | %s | %.3f | %.3f | %.3f | %d |' % (
+                r['benchmark'][len('refcount_'):], r['cpu'], r['value'], r['min'], r['max'],
+                len(r['pairs'])))
+    return '\n'.join(lines) + '\n'
