@@ -117,6 +117,13 @@ def diagnostics(text):
     return found
 
 
+def own_diagnostics(found, path):
+    """Only the warnings located in `path` itself: make also builds (and
+    sparse checks) other objects on the way, e.g. the vDSO."""
+    return collections.Counter({k: n for k, n in found.items()
+                                if k[0] == path or k[0].endswith('/' + path)})
+
+
 def new_diagnostics(before, after):
     """Warnings in `after` that `before` does not have (multiset difference)."""
     return sorted((after - before).elements())
@@ -146,7 +153,7 @@ def _compile_checked(cfg, tree, files, logfile):
         with open(logfile, 'a') as lf:
             lf.write('$ %s\n%s' % (' '.join(cmd), res.stdout))
         # None: does not compile (e.g. its subsystem is off in this config).
-        found[f] = diagnostics(res.stdout) if res.returncode == 0 else None
+        found[f] = own_diagnostics(diagnostics(res.stdout), f) if res.returncode == 0 else None
     return found
 
 

@@ -37,6 +37,14 @@ class Diagnostics(unittest.TestCase):
                                                 series.diagnostics(BEFORE)), [])
         self.assertEqual(series.diagnostics('  CC  foo.o\nmake: done\n'), collections.Counter())
 
+    def test_only_the_files_own_warnings(self):
+        out = ('/src/linux/arch/arm64/kernel/vdso/vgetrandom.c:5:27: warning: symbol '
+               "'__kernel_getrandom' was not declared. Should it be static?\n"
+               "/src/linux/lib/refcount_kunit.c:9:1: warning: unused variable 'x'\n")
+        own = series.own_diagnostics(series.diagnostics(out), 'lib/refcount_kunit.c')
+        self.assertEqual(list(own), [('/src/linux/lib/refcount_kunit.c', 'warning',
+                                      "unused variable 'x'")])
+
     def test_checkpatch_findings(self):
         out = ('WARNING: line length of 104 exceeds 100 columns\n#12: FILE: a.c:3:\n'
                'CHECK: Alignment should match open parenthesis\n'
