@@ -260,7 +260,9 @@ def gate_bisect(tag):
             name = '%d/%d %s' % (i, len(commits), subject)
             with log.phase('bisect: build %s' % name):
                 try:
-                    build.build_kernel(cfg, paths.SRC, out, logfile)
+                    # The series' own test options do not exist in early
+                    # prefixes: the plain lean config for every step.
+                    build.build_kernel(cfg, paths.SRC, out, logfile, series_tests=False)
                     tests.append(_test('bisect', name, True))
                 except log.StepError as e:
                     tests.append(_test('bisect', name, False, str(e).splitlines()[0]))
