@@ -18,6 +18,9 @@ KERNEL_ENV = {
 }
 
 
+FIXED_MTIME = 946684800  # 2000-01-01, as KBUILD_BUILD_TIMESTAMP
+
+
 def jobs():
     return str(os.cpu_count() or 2)
 
@@ -244,12 +247,23 @@ def make_initramfs(kselftest_dir, out, logfile):
     for exe in guest_programs(os.path.join(out, 'guest-bin'), logfile):
         shutil.copy2(exe, os.path.join(root, 'usr', 'bin'))
     cpio = os.path.join(out, 'initramfs.cpio.gz')
-    files = subprocess.run(['find', '.', '-mindepth', '1'], cwd=root, check=True,
-                           stdout=subprocess.PIPE).stdout
-    data = subprocess.run(['cpio', '--quiet', '-o', '-H', 'newc', '--owner=0:0'],
+    # Reproducible: the same inputs give the same bytes (sorted names, one
+    # fixed mtime, renumbered inodes, no gzip timestamp), so two kernels
+    # built from the same tree boot the same userspace, byte for byte,
+    # and exact counts can be compared.
+    names = []
+    for d, dirs, fnames in os.walk(root):
+        for n in dirs + fnames:
+            path = os.path.join(d, n)
+            names.append(os.path.relpath(path, root))
+            os.utime(path, (FIXED_MTIME, FIXED_MTIME), follow_symlinks=False)
+    files = ''.join('./%s\n' % n for n in sorted(names)).encode()
+    data = subprocess.run(['cpio', '--quiet', '-o', '-H', 'newc', '--owner=0:0',
+                           '--reproducible'],
                           cwd=root, input=files, check=True,
                           stdout=subprocess.PIPE).stdout
-    with gzip.open(cpio, 'wb', compresslevel=1) as f:
+    with open(cpio, 'wb') as raw, \
+            gzip.GzipFile(fileobj=raw, mode='wb', compresslevel=1, mtime=0) as f:
         f.write(data)
     log.info('initramfs %s (%.1f MB)' % (cpio, os.path.getsize(cpio) / 1e6))
     return cpio
