@@ -124,7 +124,7 @@ def print_table(records):
         print('\n'.join(notes))
 
 
-def run_matrix(matrix, cells=None, apply=True, extra_records=(), after_prepare=None):
+def run_matrix(matrix, cells=None, apply=True, extra_records=()):
     """Build, boot and report; returns (records, counts)."""
     errs = targets.validate()
     if errs:
@@ -138,8 +138,6 @@ def run_matrix(matrix, cells=None, apply=True, extra_records=(), after_prepare=N
         patches = source.apply_series(tag=tag) if apply else None
     built = {}
     records = list(extra_records)
-    if after_prepare and not log.DRY_RUN:
-        records.append(after_prepare())
     for cell in chosen:
         if cell.config not in built:
             built[cell.config] = build.build_all(cell.config)
