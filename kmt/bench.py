@@ -10,13 +10,15 @@ import os
 import re
 import statistics
 
-from . import build, log, paths, plugin, qemu, refbench, source, targets
+from . import attrib, build, log, paths, plugin, qemu, refbench, source, targets
 
 KERNELS = ('baseline', 'patched')
 MODES = ('off', 'sync', 'async', 'asymm')
 MACHINE = 'mte'
 BOOT_TIMEOUT_S = 900
 SEED = 1
+# Frame records the plugin follows up from each kernel tag store.
+CHAIN_DEPTH = 24
 # Default and QUICK=1 (smoke run: the harness exercised, the figures rough).
 PLANS = {
     'full': {'modes': MODES, 'pairs': 5, 'ratio_modes': ('sync',), 'bench': 'all',
@@ -107,7 +109,7 @@ def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None):
     if plugin_so:
         if os.path.exists(counts):
             os.unlink(counts)
-        cmd += plugin.qemu_args(plugin_so, counts)
+        cmd += plugin.qemu_args(plugin_so, counts, chains=CHAIN_DEPTH)
     res = qemu.boot(cmd, logfile, BOOT_TIMEOUT_S, echo=False)
     if log.DRY_RUN and plugin_so:
         return {}, logfile, None
@@ -119,12 +121,41 @@ def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None):
     return parsed, os.path.relpath(logfile, paths.REPO)
 
 
-def plugin_records(kernel, mode, parsed, out, logf):
+def system_map(image):
+    """The System.map of the build that produced image (O=.../arch/arm64/boot/Image)."""
+    return os.path.join(os.path.dirname(image), os.pardir, os.pardir, os.pardir, 'System.map')
+
+
+def use_records(kernel, mode, b, ops, region, chains, symbols, logf):
+    """Tag stores per operation by use (attrib.RULES), and the owners
+    behind them; raises StepError when the chains do not add up to the
+    region's tag-store count (a chain was lost)."""
+    by_use, by_owner = attrib.attribute(chains, symbols)
+    counted = sum(region['counts'].get(n, (0, 0))[1] for n in plugin.TAG_STORES)
+    if sum(by_use.values()) != counted:
+        raise log.StepError('%s/%s/%s: call chains cover %d tag stores, the counters %d (%s)'
+                            % (b, kernel, mode, sum(by_use.values()), counted, logf))
+    top = sorted(by_owner.items(), key=lambda kv: -kv[1])[:12]
+    records = []
+    for use in attrib.USES:
+        rec = {'benchmark': b, 'metric': 'tag_stores_use_per_op', 'use': use,
+               'kernel': kernel, 'kasan': mode, 'cpu': targets.MACHINES[MACHINE].cpu,
+               'value': round(by_use.get(use, 0) / ops, 3), 'ops': ops, 'log': logf}
+        rec['owners'] = [[o, round(n / ops, 3)] for (u, o), n in top if u == use]
+        records.append(rec)
+    return records
+
+
+def plugin_records(kernel, mode, parsed, out, logf, symbols=None):
     """results.json records from one plugin boot: region n is the n-th
-    benchmark kmt-bench reported (it marks one region per benchmark)."""
+    benchmark kmt-bench reported (it marks one region per benchmark).
+    With symbols (the kernel's System.map): tag stores by use, too."""
     records = []
     regions = plugin.attribute(out.regions, [(b, v['ops']) for b, v in parsed.items()])
     for b, (ops, region) in regions.items():
+        if symbols is not None:
+            records += use_records(kernel, mode, b, ops, region,
+                                   out.chains.get(region['region'], []), symbols, logf)
         figs = plugin.per_op(region, ops)
         for metric, value in figs.items():
             rec = {'benchmark': b, 'metric': metric, 'kernel': kernel, 'kasan': mode,
@@ -164,14 +195,19 @@ def run(quick=False, apply=True):
                      % os.path.relpath(logf, paths.REPO))
         selftest = {'status': 'fail' if errors else 'pass', 'errors': errors,
                     'log': os.path.relpath(logf, paths.REPO)}
+    symbols = {}
     for mode in plan['modes']:
         for k in KERNELS:
             with log.phase('plugin counts: %s kernel, kasan %s' % (k, mode)):
                 res, logf, out = _boot(k, *kernels[k], mode, plan['bench'], True, 'plugin',
                                        plugin_so=so)
-                recs = plugin_records(k, mode, res, out, logf) if out else []
+                if out and k not in symbols:
+                    symbols[k] = attrib.Symbols.load(system_map(kernels[k][0]))
+                recs = plugin_records(k, mode, res, out, logf, symbols.get(k)) if out else []
             records += recs
-            counted[(k, mode)] = {(r['benchmark'], r['metric']): r['value'] for r in recs}
+            counted[(k, mode)] = {(r['benchmark'], r['metric'], r.get('use')): r['value']
+                                  for r in recs}
+    problems += untagged_problems(records, same)
     if same:
         # Empty series: both kernels are built from the same tree, so the
         # counts must match exactly (a self-check of the harness).
@@ -234,6 +270,28 @@ def run(quick=False, apply=True):
     return result, table
 
 
+def untagged_problems(records, same):
+    """The series' promise, checked on the plugin's chains: with kasan on,
+    the patched kernel stores no tag for a kernel stack or a page table.
+    The baseline must show such tag stores in the benchmarks that create
+    them, or the attribution itself is broken (checked both ways)."""
+    problems = []
+    by = {(r['benchmark'], r['kernel'], r['kasan'], r['use']): r['value']
+          for r in records if r['metric'] == 'tag_stores_use_per_op'}
+    expect_baseline = {'thread': 'stack', 'thread8_child': 'stack', 'fork64m': 'page_table'}
+    for (b, k, mode, use), v in sorted(by.items()):
+        if mode == 'off':
+            continue
+        if k == 'patched' and not same and use in attrib.UNTAGGED and v:
+            problems.append('patched kernel, kasan %s, %s: %s %s tag stores per op (want 0)'
+                            % (mode, b, v, use))
+        if k == 'baseline' and expect_baseline.get(b) == use and not v:
+            problems.append('baseline kernel, kasan %s, %s: no %s tag stores attributed '
+                            '(the attribution rules no longer match this kernel)'
+                            % (mode, b, use))
+    return problems
+
+
 def _fmt_pct(new, old):
     return '%+.1f%%' % ((new - old) * 100.0 / old) if old else '-'
 
@@ -265,6 +323,7 @@ def markdown_table(result):
                 b, m, base, pat, _fmt_pct(pat, base),
                 '%.1f' % off if off is not None else '-', closed))
     lines += plugin_table(result)
+    lines += use_table(result)
     ratios = [r for r in result['records'] if r['metric'] == 'time_ratio'
               and r['kernel'] == 'patched/baseline']
     if ratios:
@@ -279,6 +338,36 @@ def markdown_table(result):
     lines += ['', 'Base %s, series %s%s.' % (result['base'], result['series_head'][:12],
                                              ' (empty series)' if result['series_empty'] else '')]
     return '\n'.join(lines) + '\n'
+
+
+def use_table(result):
+    """Kernel tag stores per operation by what they tag (baseline ->
+    patched), from the plugin's call chains, in the first kasan mode
+    measured after off (sync)."""
+    by = {(r['benchmark'], r['kasan'], r['kernel'], r['use']): r for r in result['records']
+          if r['metric'] == 'tag_stores_use_per_op'}
+    modes = [m for m in MODES if m != 'off' and any(k[1] == m for k in by)]
+    if not modes:
+        return []
+    mode = modes[0]
+    benches = list(dict.fromkeys(k[0] for k in by if k[1] == mode))
+    uses = [u for u in attrib.USES if any(k[3] == u and by[k]['value'] for k in by)]
+
+    def fmt(v):
+        return '%.0f' % v if v >= 100 or v == 0 else '%.1f' % v
+    lines = ['', 'Kernel tag stores per operation by what they tag, kasan %s, baseline -> '
+             'patched (kmt-count call chains symbolized with System.map; uses: '
+             'kmt/attrib.py RULES)' % mode, '',
+             '| benchmark | ' + ' | '.join(u.replace('_', ' ') for u in uses) + ' |',
+             '|---|' + '---:|' * len(uses)]
+    for b in benches:
+        cells = []
+        for u in uses:
+            base, pat = by.get((b, mode, 'baseline', u)), by.get((b, mode, 'patched', u))
+            cells.append('%s -> %s' % (fmt(base['value']) if base else '-',
+                                       fmt(pat['value']) if pat else '-'))
+        lines.append('| %s | %s |' % (b, ' | '.join(cells)))
+    return lines
 
 
 def plugin_table(result):

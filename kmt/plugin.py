@@ -153,9 +153,11 @@ def build():
     return so
 
 
-def qemu_args(so, outfile):
-    """QEMU options loading the plugin; its output goes to outfile."""
-    return ['-plugin', so, '-d', 'plugin', '-D', outfile]
+def qemu_args(so, outfile, chains=0):
+    """QEMU options loading the plugin; its output goes to outfile. With
+    chains=DEPTH it also records each kernel tag store's call chain."""
+    arg = so + (',chains=%d' % chains if chains else '')
+    return ['-plugin', arg, '-d', 'plugin', '-D', outfile]
 
 
 # ---- its output ----------------------------------------------------------------
@@ -168,6 +170,7 @@ class PluginOutput:
         self.header = None      # {'version':, 'api':, 'vcpus':, 'counters': [...]}
         self.regions = []       # [{'region': n, 'vcpu':, 'end_vcpu':, 'counts': {...}}]
         self.exit = None        # {'regions': n, 'open':, ..., 'counts': {...}}
+        self.chains = {}        # {region: [(class, count, [pc, ...])]} (chains=DEPTH)
 
 
 def _counts(fields):
@@ -191,7 +194,11 @@ def parse(lines):
             if '=' in tok:
                 k, v = tok.split('=', 1)
                 fields[k] = v
-        if 'version' in fields:
+        if m.group(1).startswith('chain '):
+            pcs = [int(p, 16) for p in fields['pcs'].split(',') if p]
+            out.chains.setdefault(int(fields['region']), []).append(
+                (fields['class'], int(fields['count']), pcs))
+        elif 'version' in fields:
             out.header = {'version': int(fields['version']), 'api': int(fields['api']),
                           'vcpus': int(fields['vcpus']),
                           'counters': fields.get('counters', '').split(',')}
@@ -201,7 +208,8 @@ def parse(lines):
                                 'counts': _counts(fields)})
         elif m.group(1).startswith('exit'):
             out.exit = {k: int(fields[k]) for k in ('regions', 'open', 'stray_ends',
-                                                     'nested_begins') if k in fields}
+                                                     'nested_begins', 'chain_read_errors')
+                        if k in fields}
             out.exit['counts'] = _counts(fields)
     return out
 

@@ -15,11 +15,19 @@
  * callback. An instruction is counted when it starts executing (one that
  * faults and is re-executed after the fault counts twice).
  *
+ * With the argument chains=DEPTH (1..32), every kernel tag store inside a
+ * region is also attributed to its call chain: the tag store's PC, the
+ * link register and the return addresses of up to DEPTH frame records
+ * (x29 chain; the kernel is built with frame pointers). Identical chains
+ * are counted together and printed when the region ends.
+ *
  * Output (qemu_plugin_outs: run QEMU with -d plugin -D FILE), one line
  * per region, counters as USER,KERNEL:
- *   kmt-count version=1 api=4 vcpus=N counters=insn,stg,...
+ *   kmt-count version=1 api=4 vcpus=N counters=insn,stg,... chains=DEPTH
+ *   kmt-count chain region=1 class=dc_gva count=C pcs=PC,LR,RET1,...
  *   kmt-count region=1 vcpu=0 insn=U,K stg=U,K ... tfsr_read=U,K
  *   kmt-count exit regions=N open=0|1 insn=U,K ...   (whole run)
+ * (a region's chain lines come just before its region line).
  *
  * Built with: gcc -shared -fPIC $(pkg-config --cflags glib-2.0) -I<dir
  * holding qemu-plugin.h>. With -DKMT_DECODE_MAIN it is instead a host
@@ -140,7 +148,9 @@ int main(void)
 
 #else /* the plugin */
 
+#include <glib.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <qemu-plugin.h>
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -155,6 +165,55 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t start[K_NCOUNT][2];
 static int open_region = -1;	/* vCPU that began the open region, or -1 */
 static unsigned long regions, stray_ends, nested_begins;
+
+/* Call-chain attribution (chains=DEPTH). */
+#define MAX_DEPTH 32
+static int chain_depth;
+static GHashTable *chains;	/* struct chain -> count (in the open region) */
+static struct qemu_plugin_register *reg_fp, *reg_lr;
+static unsigned long chain_read_errors;
+
+struct chain {
+	uint32_t klass;
+	uint32_t n;
+	uint64_t pc[MAX_DEPTH + 2];
+	uint64_t count;
+};
+
+static guint chain_hash(gconstpointer p)
+{
+	const struct chain *c = p;
+	guint h = c->klass * 31u + c->n;
+
+	for (uint32_t i = 0; i < c->n; i++)
+		h = h * 1000003u ^ (guint)(c->pc[i] ^ (c->pc[i] >> 32));
+	return h;
+}
+
+static gboolean chain_equal(gconstpointer a, gconstpointer b)
+{
+	const struct chain *x = a, *y = b;
+
+	return x->klass == y->klass && x->n == y->n &&
+	       !memcmp(x->pc, y->pc, x->n * sizeof(x->pc[0]));
+}
+
+/* Kernel pointers may carry a KASAN tag in the top byte: use match-all. */
+static uint64_t untag(uint64_t v)
+{
+	return (v >> 55) & 1 ? v | 0xff00000000000000ull : v;
+}
+
+static uint64_t read_reg(struct qemu_plugin_register *r, GByteArray *buf)
+{
+	uint64_t v = 0;
+
+	g_byte_array_set_size(buf, 0);
+	if (!r || qemu_plugin_read_register(r, buf) != 8)
+		return 0;
+	memcpy(&v, buf->data, 8);	/* target order: little-endian here */
+	return v;
+}
 
 static qemu_plugin_u64 counter(enum klass k, int kernel)
 {
@@ -182,6 +241,96 @@ static void emit(const char *head, uint64_t v[K_NCOUNT][2])
 	qemu_plugin_outs(buf);
 }
 
+static void emit_chains(unsigned long region)
+{
+	GHashTableIter it;
+	gpointer key;
+
+	g_hash_table_iter_init(&it, chains);
+	while (g_hash_table_iter_next(&it, &key, NULL)) {
+		const struct chain *c = key;
+		GString *s = g_string_new(NULL);
+
+		g_string_printf(s, "kmt-count chain region=%lu class=%s count=%" PRIu64 " pcs=",
+				region, names[c->klass], c->count);
+		for (uint32_t i = 0; i < c->n; i++)
+			g_string_append_printf(s, "%s%" PRIx64, i ? "," : "", c->pc[i]);
+		g_string_append_c(s, '\n');
+		qemu_plugin_outs(s->str);
+		g_string_free(s, TRUE);
+	}
+	g_hash_table_remove_all(chains);
+}
+
+/*
+ * A kernel tag store is about to execute: record its call chain when a
+ * region is open. udata: the instruction's PC and class (on_tb_trans).
+ */
+struct tag_insn {
+	uint64_t pc;
+	enum klass k;
+};
+
+static void on_tag_store(unsigned int vcpu, void *udata)
+{
+	const struct tag_insn *ti = udata;
+	struct chain c = { .klass = ti->k };
+	GByteArray *buf;
+	struct chain *found;
+	uint64_t fp;
+
+	if (open_region < 0)
+		return;
+	buf = g_byte_array_new();
+	c.pc[c.n++] = ti->pc;
+	c.pc[c.n++] = untag(read_reg(reg_lr, buf));
+	fp = untag(read_reg(reg_fp, buf));
+	for (int d = 0; d < chain_depth && fp && !(fp & 15); d++) {
+		uint64_t rec[2];
+
+		g_byte_array_set_size(buf, 0);
+		if (!qemu_plugin_read_memory_vaddr(fp, buf, sizeof(rec))) {
+			__atomic_add_fetch(&chain_read_errors, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		memcpy(rec, buf->data, sizeof(rec));
+		if (!rec[1])
+			break;
+		c.pc[c.n++] = untag(rec[1]);
+		fp = untag(rec[0]);
+	}
+	g_byte_array_free(buf, TRUE);
+
+	pthread_mutex_lock(&lock);
+	found = g_hash_table_lookup(chains, &c);
+	if (!found) {
+		found = g_memdup2(&c, sizeof(c));
+		g_hash_table_add(chains, found);
+	}
+	found->count++;
+	pthread_mutex_unlock(&lock);
+}
+
+static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	GArray *regs = qemu_plugin_get_registers();
+
+	pthread_mutex_lock(&lock);
+	for (guint i = 0; regs && i < regs->len; i++) {
+		qemu_plugin_reg_descriptor *r =
+			&g_array_index(regs, qemu_plugin_reg_descriptor, i);
+
+		/* Handles are the same on every vCPU of one target. */
+		if (!strcmp(r->name, "x29"))
+			reg_fp = r->handle;
+		else if (!strcmp(r->name, "x30"))
+			reg_lr = r->handle;
+	}
+	pthread_mutex_unlock(&lock);
+	if (regs)
+		g_array_free(regs, TRUE);
+}
+
 static void on_marker(unsigned int vcpu, void *udata)
 {
 	uint64_t now[K_NCOUNT][2];
@@ -194,6 +343,8 @@ static void on_marker(unsigned int vcpu, void *udata)
 			nested_begins++;	/* restart: the last begin wins */
 		memcpy(start, now, sizeof(start));
 		open_region = vcpu;
+		if (chains)
+			g_hash_table_remove_all(chains);
 	} else if (open_region < 0) {
 		stray_ends++;
 	} else {
@@ -201,6 +352,8 @@ static void on_marker(unsigned int vcpu, void *udata)
 			for (int e = 0; e < 2; e++)
 				now[k][e] -= start[k][e];
 		regions++;
+		if (chains)
+			emit_chains(regions);
 		snprintf(head, sizeof(head), "region=%lu vcpu=%d end_vcpu=%u",
 			 regions, open_region, vcpu);
 		emit(head, now);
@@ -234,6 +387,15 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (k != K_NONE)
 			qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(
 				insn, QEMU_PLUGIN_INLINE_ADD_U64, counter(k, kernel), 1);
+		if (chains && kernel && k >= K_STG && k <= K_DC_GZVA) {
+			struct tag_insn *ti = g_new(struct tag_insn, 1);
+
+			/* Lives as long as QEMU may run this translation. */
+			ti->pc = qemu_plugin_insn_vaddr(insn);
+			ti->k = k;
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_tag_store,
+							       QEMU_PLUGIN_CB_R_REGS, ti);
+		}
 	}
 }
 
@@ -244,8 +406,9 @@ static void on_plugin_exit(qemu_plugin_id_t id, void *udata)
 
 	pthread_mutex_lock(&lock);
 	snapshot(total);
-	snprintf(head, sizeof(head), "exit regions=%lu open=%d stray_ends=%lu nested_begins=%lu",
-		 regions, open_region >= 0, stray_ends, nested_begins);
+	snprintf(head, sizeof(head),
+		 "exit regions=%lu open=%d stray_ends=%lu nested_begins=%lu chain_read_errors=%lu",
+		 regions, open_region >= 0, stray_ends, nested_begins, chain_read_errors);
 	emit(head, total);
 	pthread_mutex_unlock(&lock);
 	qemu_plugin_scoreboard_free(board);
@@ -268,13 +431,31 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			info->target_name);
 		return -1;
 	}
+	for (int a = 0; a < argc; a++) {
+		char *end;
+
+		if (!strncmp(argv[a], "chains=", 7)) {
+			chain_depth = strtol(argv[a] + 7, &end, 10);
+			if (*end || chain_depth < 1 || chain_depth > MAX_DEPTH) {
+				fprintf(stderr, "kmt-count: chains=1..%d, got %s\n", MAX_DEPTH, argv[a]);
+				return -1;
+			}
+		} else {
+			fprintf(stderr, "kmt-count: unknown argument %s\n", argv[a]);
+			return -1;
+		}
+	}
 	board = qemu_plugin_scoreboard_new(sizeof(struct vcpu_counts));
 	n = snprintf(buf, sizeof(buf), "kmt-count version=1 api=%d vcpus=%d counters=",
 		     QEMU_PLUGIN_VERSION, info->system.smp_vcpus);
 	for (int k = 0; k < K_NCOUNT && n < sizeof(buf); k++)
 		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", k ? "," : "", names[k]);
 	if (n < sizeof(buf))
-		snprintf(buf + n, sizeof(buf) - n, "\n");
+		snprintf(buf + n, sizeof(buf) - n, " chains=%d\n", chain_depth);
+	if (chain_depth) {
+		chains = g_hash_table_new_full(chain_hash, chain_equal, g_free, NULL);
+		qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
+	}
 	qemu_plugin_outs(buf);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	qemu_plugin_register_atexit_cb(id, on_plugin_exit, NULL);

@@ -1,0 +1,122 @@
+"""Tag stores by use: the plugin's chain lines, symbolization, the rules,
+and make bench's check that the series leaves stacks and page tables
+untagged (no kernel, no QEMU). The fixtures are one fork64m region
+(kasan sync) captured from the baseline and the patched lean kernels,
+with the System.map lines their chains need."""
+
+import os
+import unittest
+
+from kmt import attrib, bench, log, plugin
+
+FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
+
+
+def _load(kernel):
+    with open(os.path.join(FIXTURES, 'plugin-chains-%s.counts' % kernel)) as f:
+        out = plugin.parse(f.read().splitlines())
+    syms = attrib.Symbols.load(os.path.join(FIXTURES, 'System.map-%s' % kernel))
+    return out, syms
+
+
+class SymbolsTest(unittest.TestCase):
+    def test_lookup(self):
+        s = attrib.Symbols(['ffff800080010000 T _text', 'ffff800080010100 t foo.constprop.0',
+                            'ffff800080010200 D some_data', 'ffff800080010300 T bar'])
+        self.assertEqual(s.name(0xffff800080010104), 'foo')
+        # Data symbols do not end a function.
+        self.assertEqual(s.name(0xffff800080010204), 'foo')
+        self.assertEqual(s.name(0xffff800080010300), 'bar')
+        self.assertEqual(s.name(0x1000), '0x1000')
+
+
+class RulesTest(unittest.TestCase):
+    def test_classify(self):
+        cases = [
+            (['__kasan_unpoison_range', 'copy_process', 'kernel_clone'], 'stack'),
+            (['kasan_unpoison', '__kasan_unpoison_pages', 'post_alloc_hook',
+              '__alloc_pages_noprof', '__pte_alloc', 'copy_page_range'], 'page_table'),
+            (['kasan_poison', '__kasan_poison_pages', 'free_unref_page', '__folio_put',
+              'tlb_remove_table_rcu', 'rcu_core'], 'page_table'),
+            # The RCU callback also frees the batch page: not a table.
+            (['kasan_poison', '__kasan_poison_pages', 'free_unref_page', '__free_pages',
+              'free_pages', 'tlb_remove_table_rcu', 'rcu_core'], 'mmu_gather_batch'),
+            # Slab objects allocated from copy_process are not its stack.
+            (['kasan_unpoison', '__kasan_slab_alloc', 'kmem_cache_alloc_node_noprof',
+              'copy_process'], 'slab'),
+            (['kasan_unpoison', 'something_new'], 'other'),
+        ]
+        for frames, use in cases:
+            self.assertEqual(attrib.classify(frames), use, frames)
+
+    def test_owner(self):
+        self.assertEqual(attrib.owner(['kasan_unpoison', '__kasan_unpoison_pages',
+                                       'post_alloc_hook', 'get_page_from_freelist',
+                                       '__alloc_pages_noprof', '__pte_alloc']), '__pte_alloc')
+
+
+class CapturedTest(unittest.TestCase):
+    def test_chains_parsed(self):
+        out, _ = _load('baseline')
+        self.assertEqual(list(out.chains), [1])
+        cls, count, pcs = out.chains[1][0]
+        self.assertIn(cls, plugin.TAG_STORES)
+        self.assertGreater(count, 0)
+        self.assertGreater(len(pcs), 2)
+        self.assertEqual(out.exit['chain_read_errors'], 0)
+
+    def _uses(self, kernel):
+        out, syms = _load(kernel)
+        recs = bench.use_records(kernel, 'sync', 'fork64m', 5, out.regions[0],
+                                 out.chains[1], syms, 'log')
+        return {r['use']: r['value'] for r in recs}, recs
+
+    def test_baseline_tags_stacks_and_page_tables(self):
+        uses, _ = self._uses('baseline')
+        # One 16 KiB stack per fork: 255 DC GVA + 4 STG (cached stack re-tagged).
+        self.assertEqual(uses['stack'], 259)
+        self.assertGreater(uses['page_table'], 4000)
+        self.assertEqual(uses['other'], 0)
+
+    def test_patched_tags_neither(self):
+        uses, recs = self._uses('patched')
+        self.assertEqual(uses['stack'], 0)
+        self.assertEqual(uses['page_table'], 0)
+        self.assertGreater(uses['slab'], 0)
+        self.assertGreater(uses['mmu_gather_batch'], 0)
+        self.assertEqual(bench.untagged_problems(recs, same=False), [])
+
+    def test_lost_chain_is_an_error(self):
+        out, syms = _load('patched')
+        with self.assertRaises(log.StepError):
+            bench.use_records('patched', 'sync', 'fork64m', 5, out.regions[0],
+                              out.chains[1][1:], syms, 'log')
+
+
+class UntaggedProblemsTest(unittest.TestCase):
+    def _rec(self, kernel, use, value, b='fork64m', mode='sync'):
+        return {'benchmark': b, 'metric': 'tag_stores_use_per_op', 'kernel': kernel,
+                'kasan': mode, 'use': use, 'value': value}
+
+    def test_patched_page_table_tag_is_a_problem(self):
+        recs = [self._rec('baseline', 'page_table', 4636), self._rec('patched', 'page_table', 1)]
+        problems = bench.untagged_problems(recs, same=False)
+        self.assertEqual(len(problems), 1)
+        self.assertIn('page_table', problems[0])
+
+    def test_empty_series_is_not_checked_for_zero(self):
+        recs = [self._rec('baseline', 'page_table', 4636),
+                self._rec('patched', 'page_table', 4636)]
+        self.assertEqual(bench.untagged_problems(recs, same=True), [])
+
+    def test_baseline_without_attribution_is_a_problem(self):
+        recs = [self._rec('baseline', 'stack', 0, b='thread')]
+        self.assertIn('attribution', bench.untagged_problems(recs, same=False)[0])
+
+    def test_kasan_off_is_not_checked(self):
+        recs = [self._rec('baseline', 'stack', 0, b='thread', mode='off')]
+        self.assertEqual(bench.untagged_problems(recs, same=False), [])
+
+
+if __name__ == '__main__':
+    unittest.main()
