@@ -8,8 +8,8 @@ run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselfte
 	$(KMT) run
 check:          ## the full test matrix on the lean kernel (what CI runs)
 	$(KMT) check
-bench:          ## baseline vs patched: instruction counts and A/B time ratios (QUICK=1: smoke run)
-	$(KMT) bench $(if $(filter-out 0,$(QUICK)),--quick)
+bench:          ## baseline vs patched: instruction counts and A/B time ratios (QUICK=1: smoke run; PLAN=shapes: upstream's sizes)
+	$(KMT) bench $(if $(filter-out 0,$(QUICK)),--quick) $(if $(PLAN),--plan $(PLAN))
 series-check:   ## the series' quality gates (ALL=1: also build every prefix and config variants)
 	$(KMT) series-check $(if $(filter-out 0,$(ALL)),--all)
 setup:          ## install the host packages (Debian 12, as root)

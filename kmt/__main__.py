@@ -160,6 +160,8 @@ def main(argv=None):
     p = sub.add_parser('bench')
     p.add_argument('--quick', action='store_true',
                    default=os.environ.get('QUICK', '0') not in ('', '0'))
+    p.add_argument('--plan', choices=sorted(bench.PLANS),
+                   help='full (default), quick (= --quick) or shapes (upstream sizes)')
     args = ap.parse_args(argv)
     log.DRY_RUN = args.dry_run
     # On SIGTERM, unwind like on ^C so that cleanups (e.g. checking the
@@ -201,10 +203,13 @@ def main(argv=None):
         elif args.cmd == 'bench':
             if not args.dry_run:
                 setup_host()
-            result, table = bench.run(quick=args.quick, apply=args.apply)
-            why = bench_plot()
+            plan = args.plan or ('quick' if args.quick else 'full')
+            result, table = bench.run(apply=args.apply, plan_name=plan)
+            name = bench.PLANS[plan].get('output', 'results')
+            why = bench_plot() if name == 'results' else None
             print('\n' + table)
-            print('Results: build/results/bench/results.json, results.md and results.png')
+            print('Results: build/results/bench/%s.json, %s.md%s' % (
+                name, name, ' and results.png' if name == 'results' else ''))
             for p in result['problems'] + ([why] if why else []):
                 print('error: ' + p, file=sys.stderr)
             log.summary()

@@ -19,14 +19,24 @@ BOOT_TIMEOUT_S = 900
 SEED = 1
 # Frame records the plugin follows up from each kernel tag store.
 CHAIN_DEPTH = 24
-# Default and QUICK=1 (smoke run: the harness exercised, the figures rough).
+# Default, QUICK=1 (smoke run: the harness exercised, the figures rough)
+# and PLAN=shapes (upstream's two benchmarks at upstream's sizes: a child
+# with 2000 threads, fork with 2 GiB faulted; a 4 GiB guest; results in
+# shapes.json so that they do not replace the default run's).
 PLANS = {
     'full': {'modes': MODES, 'pairs': 5, 'ratio_modes': ('sync',), 'bench': 'all',
              'refcount': True},
     'quick': {'modes': ('off', 'sync'), 'pairs': 1, 'ratio_modes': ('sync',),
               'bench': 'getpid=2000,getppid=2000,invalid_syscall=2000,ctxsw=500,'
                        'thread=50,fork64m=5'},
+    'shapes': {'modes': ('off', 'sync'), 'pairs': 9, 'ratio_modes': ('sync',),
+               'bench': 'thread2000_child=5,fork2g=10', 'machine': 'mte-4g',
+               'output': 'shapes'},
 }
+# The benchmarks that allocate stacks / page tables: the baseline must
+# show tag stores of that use there (or the attribution rules are stale).
+EXPECT_BASELINE_USE = {'thread': 'stack', 'thread8_child': 'stack', 'fork64m': 'page_table',
+                       'thread2000_child': 'stack', 'fork2g': 'page_table'}
 
 _LINE = re.compile(r'# kmt-bench (\S+) ((?:\w+=[0-9.]+ ?)+)$')
 
@@ -57,10 +67,6 @@ def parse_bench(lines):
     return out
 
 
-def _checkout(ref):
-    source.git(['checkout', '-q', ref])
-
-
 def build_kernels(apply):
     """Build the baseline (base tag) and the patched kernel (series, or the
     tree as checked out with apply=False); returns {kernel: (image, initrd)}."""
@@ -70,14 +76,9 @@ def build_kernels(apply):
     dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
     if dirty:
         raise log.StepError('uncommitted changes in %s: commit them first' % paths.SRC)
-    head = source.git(['symbolic-ref', '-q', '--short', 'HEAD'], check=False).stdout.strip() \
-        or source.git(['rev-parse', 'HEAD']).stdout.strip()
     kernels = {}
-    try:
-        _checkout(tag)
+    with source.checked_out(tag) as head:
         kernels['baseline'] = build.build_all('lean', tree='base')
-    finally:
-        _checkout(head)
     same = source.git(['rev-parse', tag + '^{tree}']).stdout == \
         source.git(['rev-parse', 'HEAD^{tree}']).stdout
     # An empty series has none of the series' test options to configure.
@@ -90,12 +91,12 @@ def build_kernels(apply):
     return kernels, head, same
 
 
-def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None):
+def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machine=MACHINE):
     """One benchmark boot. With plugin_so: the kmt-count plugin loaded and
     the guest in time-only mode (no perf_event system calls inside the
     marked regions); returns the plugin's output as a third value."""
-    machine = targets.MACHINES[MACHINE]
-    cell = targets.Cell('bench', 'lean', MACHINE, mode, ())
+    cell = targets.Cell('bench', 'lean', machine, mode, ())
+    machine = targets.MACHINES[machine]
     if not icount or plugin_so:
         bench = '-t,' + bench if bench != 'all' else '-t'
     cmdline = qemu.kernel_cmdline(cell, extra=('kmt.bench=' + bench,))
@@ -168,15 +169,20 @@ def plugin_records(kernel, mode, parsed, out, logf, symbols=None):
     return records
 
 
-def run(quick=False, apply=True):
-    plan = PLANS['quick' if quick else 'full']
+def run(quick=False, apply=True, plan_name=None):
+    plan_name = plan_name or ('quick' if quick else 'full')
+    plan = PLANS[plan_name]
+    quick = plan_name == 'quick'
+    machine = plan.get('machine', MACHINE)
+    prefix = '' if plan_name in ('full', 'quick') else plan_name + '-'
     kernels, head, same = build_kernels(apply)
     records = []
     insn = {}
     for mode in plan['modes']:
         for k in KERNELS:
             with log.phase('instruction counts: %s kernel, kasan %s' % (k, mode)):
-                res, logf = _boot(k, *kernels[k], mode, plan['bench'], True, 'icount')
+                res, logf = _boot(k, *kernels[k], mode, plan['bench'], True, prefix + 'icount',
+                                  machine=machine)
             insn[(k, mode)] = res
             for b, v in res.items():
                 records.append({'benchmark': b, 'metric': 'insn_per_op', 'kernel': k,
@@ -199,8 +205,8 @@ def run(quick=False, apply=True):
     for mode in plan['modes']:
         for k in KERNELS:
             with log.phase('plugin counts: %s kernel, kasan %s' % (k, mode)):
-                res, logf, out = _boot(k, *kernels[k], mode, plan['bench'], True, 'plugin',
-                                       plugin_so=so)
+                res, logf, out = _boot(k, *kernels[k], mode, plan['bench'], True,
+                                       prefix + 'plugin', plugin_so=so, machine=machine)
                 if out and k not in symbols:
                     symbols[k] = attrib.Symbols.load(system_map(kernels[k][0]))
                 recs = plugin_records(k, mode, res, out, logf, symbols.get(k)) if out else []
@@ -232,7 +238,8 @@ def run(quick=False, apply=True):
         with log.phase('wall time, %d interleaved pairs, kasan %s' % (plan['pairs'], mode)):
             for i in range(plan['pairs']):
                 for k in KERNELS:
-                    res, _ = _boot(k, *kernels[k], mode, plan['bench'], False, 'time%d' % i)
+                    res, _ = _boot(k, *kernels[k], mode, plan['bench'], False,
+                                   '%stime%d' % (prefix, i), machine=machine)
                     times[k].append(res)
                 log.info('   pair %d of %d done' % (i + 1, plan['pairs']))
         for b in times['baseline'][0]:
@@ -254,18 +261,20 @@ def run(quick=False, apply=True):
         'series_head': source.git(['rev-parse', 'HEAD']).stdout.strip(),
         'series_ref': head,
         'series_empty': same,
-        'plan': 'quick' if quick else 'full',
+        'plan': plan_name,
+        'machine': machine,
         'plugin_selftest': selftest,
         'records': records,
         'problems': problems,
     }
     outdir = os.path.join(paths.RESULTS, 'bench')
     os.makedirs(outdir, exist_ok=True)
-    with open(os.path.join(outdir, 'results.json'), 'w') as f:
+    name = plan.get('output', 'results')
+    with open(os.path.join(outdir, name + '.json'), 'w') as f:
         json.dump(result, f, indent=1, sort_keys=True)
         f.write('\n')
     table = markdown_table(result)
-    with open(os.path.join(outdir, 'results.md'), 'w') as f:
+    with open(os.path.join(outdir, name + '.md'), 'w') as f:
         f.write(table)
     return result, table
 
@@ -278,7 +287,7 @@ def untagged_problems(records, same):
     problems = []
     by = {(r['benchmark'], r['kernel'], r['kasan'], r['use']): r['value']
           for r in records if r['metric'] == 'tag_stores_use_per_op'}
-    expect_baseline = {'thread': 'stack', 'thread8_child': 'stack', 'fork64m': 'page_table'}
+    expect_baseline = EXPECT_BASELINE_USE
     for (b, k, mode, use), v in sorted(by.items()):
         if mode == 'off':
             continue

@@ -113,6 +113,10 @@ def configure(cfg, src, out, logfile, tree='series', series_tests=None):
     else:
         cmd = merge + [os.path.join('arch', paths.ARCH, 'configs', cfg.base)] + frags
     log.run(cmd, logfile=logfile, cwd=src, env=env)
+    if log.DRY_RUN:
+        # merge_config.sh was only printed: the .config on disk (if any) is
+        # the last real build's, not this one's. Nothing to verify.
+        return
     with open(dot_config) as f:
         have = parse_config(f)
     bad = config_mismatches(requested(frags), have)
@@ -132,6 +136,8 @@ def build_kernel(cfg, src, out, logfile, tree='series', series_tests=None):
     configure(cfg, src, out, logfile, tree, series_tests)
     log.run(make_args(out) + ['Image'], logfile=logfile, cwd=src, env=KERNEL_ENV)
     image = os.path.join(out, 'arch', paths.ARCH, 'boot', 'Image')
+    if log.DRY_RUN:
+        return image
     if not os.path.exists(image):
         raise log.StepError('no Image after the build (log: %s)' % logfile)
     return image
@@ -149,6 +155,8 @@ def build_kselftests(src, out, logfile):
                               'ARM64_SUBTARGETS=' + ARM64_SUBTARGETS,
                               'kselftest-install'],
             logfile=logfile, cwd=src, env=KERNEL_ENV)
+    if log.DRY_RUN:
+        return inst
     if not os.path.exists(os.path.join(inst, 'run_kselftest.sh')):
         raise log.StepError('kselftest install has no run_kselftest.sh (log: %s)' % logfile)
     mte = os.path.join(inst, 'arm64')
@@ -213,6 +221,10 @@ def guest_programs(out_dir_, logfile):
 def make_initramfs(kselftest_dir, out, logfile):
     """Pack busybox, coreutils, libraries, the kselftests and the init
     script into a gzip'ed newc cpio archive (booted with -initrd)."""
+    if log.DRY_RUN:
+        cpio = os.path.join(out, 'initramfs.cpio.gz')
+        log.info('dry run: would pack %s' % cpio)
+        return cpio
     root = os.path.join(out, 'initramfs')
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)

@@ -70,11 +70,8 @@ def build_kernels():
     """Build both variants from series + benchmark patch; returns
     {variant: (image, vmlinux)}. The kernel tree's branch is restored."""
     patches = sorted(p for p in os.listdir(BENCH_PATCHES) if p.endswith('.patch'))
-    head = source.git(['symbolic-ref', '-q', '--short', 'HEAD'], check=False).stdout.strip() \
-        or source.git(['rev-parse', 'HEAD']).stdout.strip()
     out = {}
-    try:
-        source.git(['checkout', '-q', '-B', BRANCH, 'HEAD'])
+    with source.checked_out('HEAD', branch=BRANCH):
         res = source.git(['am', '-q'] + [os.path.join(BENCH_PATCHES, p) for p in patches],
                          check=False, env=source._GIT_ENV)  # pylint: disable=protected-access
         if res.returncode != 0:
@@ -88,8 +85,6 @@ def build_kernels():
             with log.phase('build %s kernel (%s)' % (cfg.name, ' '.join(cfg.fragments))):
                 image = build.build_kernel(cfg, paths.SRC, o, logfile)
             out[v] = (image, os.path.join(o, 'vmlinux'))
-    finally:
-        source.git(['checkout', '-q', head])
     return out
 
 

@@ -165,16 +165,11 @@ def gate_warnings(tag):
         os.remove(logfile)
     if not files:
         return _record('warnings', [], logfile)
-    head = source.git(['symbolic-ref', '-q', '--short', 'HEAD'], check=False).stdout.strip() \
-        or source.git(['rev-parse', 'HEAD']).stdout.strip()
     # Files the base lacks compare against nothing: all their warnings are new.
     in_base = [f for f in files
                if source.git(['cat-file', '-e', '%s:%s' % (tag, f)], check=False).returncode == 0]
-    try:
-        source.git(['checkout', '-q', tag])
+    with source.checked_out(tag):
         before = _compile_checked(cfg, 'base', in_base, logfile)
-    finally:
-        source.git(['checkout', '-q', head])
     after = _compile_checked(cfg, 'series', files, logfile)
     tests = []
     for f in files:
@@ -249,12 +244,10 @@ def gate_bisect(tag):
     the lean config, in one out dir: each step is an incremental build."""
     cfg = targets.CONFIGS['lean']
     commits = series_commits(tag)
-    head = source.git(['symbolic-ref', '-q', '--short', 'HEAD'], check=False).stdout.strip() \
-        or source.git(['rev-parse', 'HEAD']).stdout.strip()
     out = build.out_dir('lean', 'bisect')
     logfile = os.path.join(paths.LOGS, 'series-bisect.log')
     tests = []
-    try:
+    with source.checked_out(tag):
         for i, (sha, subject) in enumerate(commits, 1):
             source.git(['checkout', '-q', sha])
             name = '%d/%d %s' % (i, len(commits), subject)
@@ -266,8 +259,6 @@ def gate_bisect(tag):
                     tests.append(_test('bisect', name, True))
                 except log.StepError as e:
                     tests.append(_test('bisect', name, False, str(e).splitlines()[0]))
-    finally:
-        source.git(['checkout', '-q', head])
     return _record('bisect', tests, logfile)
 
 

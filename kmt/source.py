@@ -2,6 +2,7 @@
 applied on a branch with git am, and the export of a branch back to patches/.
 """
 
+import contextlib
 import hashlib
 import os
 import re
@@ -34,6 +35,25 @@ def git(args, cwd=None, check=True, capture=True, env=None):
     return res
 
 
+def current_head(src=None):
+    """The branch checked out in src, or the commit when HEAD is detached."""
+    return git(['symbolic-ref', '-q', '--short', 'HEAD'], cwd=src, check=False).stdout.strip() \
+        or git(['rev-parse', 'HEAD'], cwd=src).stdout.strip()
+
+
+@contextlib.contextmanager
+def checked_out(ref, src=None, branch=None):
+    """Check ref out in src (with branch: a branch of that name reset to
+    ref) for the with block; afterwards, on errors and on ^C too, check out
+    again what was checked out before (its name is what the block gets)."""
+    head = current_head(src)
+    try:
+        git(['checkout', '-q'] + (['-B', branch] if branch else []) + [ref], cwd=src)
+        yield head
+    finally:
+        git(['checkout', '-q', head], cwd=src)
+
+
 def base_version():
     """The Debian version of the installed kernel source package."""
     res = subprocess.run(['dpkg-query', '-W', '-f=${Version}', paths.SOURCE_PACKAGE],
@@ -62,6 +82,12 @@ def ensure_base(src=paths.SRC):
             'Export any work (make export), then remove %s and run again.'
             % (src, ', '.join(have) or 'an unknown base', paths.SOURCE_PACKAGE,
                version, src))
+    if log.DRY_RUN:
+        # Every later step reads the tree (git am, config checks), so a dry
+        # run cannot pretend to have unpacked it.
+        raise log.StepError('dry run: there is no kernel tree in %s yet; run make prepare '
+                            'first (it unpacks %s and applies the series)'
+                            % (src, paths.SOURCE_PACKAGE))
     if not os.path.exists(paths.SOURCE_TARBALL):
         raise log.StepError('%s missing (package %s)' % (paths.SOURCE_TARBALL,
                                                           paths.SOURCE_PACKAGE))

@@ -74,6 +74,8 @@ MACHINES = {m.name: m for m in [
     # Four vCPUs for the refcount suite's concurrency case.
     Machine('mte-smp4', 'virt,mte=on,gic-version=3', 'max', smp=4),
     Machine('llsc-smp4', 'virt,gic-version=3', 'cortex-a72', smp=4, has_mte=False),
+    # Room for upstream's pgtable benchmark (2 GiB faulted, then fork).
+    Machine('mte-4g', 'virt,mte=on,gic-version=3', 'max', mem_mb=4096),
 ]}
 
 KASAN_MODES = {

@@ -102,6 +102,23 @@ class GitAmTest(unittest.TestCase):
         with open(os.path.join(self.repo, 'a.c')) as f:
             self.assertIn('int d;', f.read())
 
+    def test_checked_out_restores_the_branch(self):
+        sh(['git', 'checkout', '-q', '-b', 'work'], self.repo)
+        with open(os.path.join(self.repo, 'a.c'), 'w') as f:
+            f.write('changed\n')
+        sh(['git', 'commit', '-q', '-am', 'work'], self.repo)
+        with source.checked_out('base/1', src=self.repo) as head:
+            self.assertEqual(head, 'work')
+            with open(os.path.join(self.repo, 'a.c')) as f:
+                self.assertEqual(f.read(), 'int a;\nint b;\nint c;\n')
+        self.assertEqual(source.current_head(self.repo), 'work')
+        # Also when the block fails, and with a branch made for the block.
+        with self.assertRaises(RuntimeError):
+            with source.checked_out('base/1', src=self.repo, branch='scratch'):
+                self.assertEqual(source.current_head(self.repo), 'scratch')
+                raise RuntimeError('build failed')
+        self.assertEqual(source.current_head(self.repo), 'work')
+
 
 if __name__ == '__main__':
     unittest.main()

@@ -67,6 +67,7 @@ struct bench {
 	void (*setup)(long ops);
 	void (*run)(long ops);
 	void (*teardown)(void);
+	int named_only;	/* not in the default set */
 };
 
 static void run_getpid(long ops)
@@ -151,11 +152,12 @@ static void run_thread(long ops)
 }
 
 /*
- * The upstream "thread mode" shape, scaled: a forked child starts
- * CHILD_THREADS threads that all live at once, joins them and exits. One
- * operation is one child (CHILD_THREADS + 1 kernel stacks, one mm).
+ * The upstream "thread mode" shape: a forked child starts child_threads
+ * threads, then joins them and exits. One operation is one child
+ * (child_threads + 1 kernel stacks, one mm). thread8_child is
+ * the shape scaled down, thread2000_child the upstream size.
  */
-#define CHILD_THREADS 8
+static int child_threads;
 
 static void run_thread_child(long ops)
 {
@@ -164,12 +166,14 @@ static void run_thread_child(long ops)
 		pid_t pid = fork();
 
 		if (pid == 0) {
-			pthread_t t[CHILD_THREADS];
+			pthread_t *t = calloc(child_threads, sizeof(*t));
 
-			for (int j = 0; j < CHILD_THREADS; j++)
+			if (!t)
+				_exit(1);
+			for (int j = 0; j < child_threads; j++)
 				if (pthread_create(&t[j], NULL, thread_fn, NULL))
 					_exit(1);
-			for (int j = 0; j < CHILD_THREADS; j++)
+			for (int j = 0; j < child_threads; j++)
 				pthread_join(t[j], NULL);
 			_exit(0);
 		}
@@ -181,13 +185,27 @@ static void run_thread_child(long ops)
 	}
 }
 
-/* Fork a process with FORK_MB of faulted anonymous memory. */
-#define FORK_MB 64
+static void setup_thread8(long ops)
+{
+	child_threads = 8;
+}
+
+static void setup_thread2000(long ops)
+{
+	child_threads = 2000;
+}
+
+/*
+ * The upstream "pgtable mode" shape: fork a process with fork_mb of
+ * faulted anonymous memory; the child exits at once. fork64m is the shape
+ * scaled down, fork2g the upstream size (a guest with 3 GiB or more).
+ */
+static size_t fork_mb;
 static char *fork_mem;
 
 static void setup_fork(long ops)
 {
-	size_t len = FORK_MB << 20;
+	size_t len = fork_mb << 20;
 
 	fork_mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -199,6 +217,18 @@ static void setup_fork(long ops)
 		fork_mem[off] = 1;
 }
 
+static void setup_fork64m(long ops)
+{
+	fork_mb = 64;
+	setup_fork(ops);
+}
+
+static void setup_fork2g(long ops)
+{
+	fork_mb = 2048;
+	setup_fork(ops);
+}
+
 static void run_fork(long ops)
 {
 	for (long i = 0; i < ops; i++) {
@@ -207,13 +237,16 @@ static void run_fork(long ops)
 
 		if (pid == 0)
 			_exit(0);
-		waitpid(pid, &st, 0);
+		if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+			perror("fork");
+			exit(1);
+		}
 	}
 }
 
 static void teardown_fork(void)
 {
-	munmap(fork_mem, FORK_MB << 20);
+	munmap(fork_mem, fork_mb << 20);
 }
 
 static struct bench benches[] = {
@@ -222,8 +255,11 @@ static struct bench benches[] = {
 	{ "invalid_syscall", 20000, 200, NULL, run_invalid, NULL },
 	{ "ctxsw", 2000, 20, setup_ctxsw, run_ctxsw, teardown_ctxsw },
 	{ "thread", 500, 5, NULL, run_thread, NULL },
-	{ "thread8_child", 60, 1, NULL, run_thread_child, NULL },
-	{ "fork64m", 30, 1, setup_fork, run_fork, teardown_fork },
+	{ "thread8_child", 60, 1, setup_thread8, run_thread_child, NULL },
+	{ "fork64m", 30, 1, setup_fork64m, run_fork, teardown_fork },
+	/* Upstream's sizes: only when named (fork2g needs a big guest). */
+	{ "thread2000_child", 5, 1, setup_thread2000, run_thread_child, NULL, 1 },
+	{ "fork2g", 10, 1, setup_fork2g, run_fork, teardown_fork, 1 },
 };
 
 #define NBENCH (sizeof(benches) / sizeof(benches[0]))
@@ -346,7 +382,8 @@ int main(int argc, char **argv)
 	}
 	if (!n)
 		for (size_t i = 0; i < NBENCH; i++)
-			sel[n++] = &benches[i];
+			if (!benches[i].named_only)
+				sel[n++] = &benches[i];
 
 	printf("TAP version 13\n1..%d\n", n);
 	perf_fd = time_only ? 0 : open_counter();
