@@ -231,6 +231,12 @@ def main(argv=None):
                 text = f.read()
             text = re.sub(r'(<!-- bench:begin -->\n).*?(<!-- bench:end -->)',
                           lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
+            shapes = os.path.join(paths.RESULTS, 'bench', 'shapes.json')
+            if os.path.exists(shapes):
+                with open(shapes) as f:
+                    stable = bench.markdown_table(json.load(f))
+                text = re.sub(r'(<!-- shapes:begin -->\n).*?(<!-- shapes:end -->)',
+                              lambda m: m.group(1) + stable + m.group(2), text, flags=re.S)
             with open(readme, 'w') as f:
                 f.write(text)
             log.info('updated the results in README.md')

@@ -45,6 +45,14 @@ class RulesTest(unittest.TestCase):
             (['kasan_unpoison', '__kasan_slab_alloc', 'kmem_cache_alloc_node_noprof',
               'copy_process'], 'slab'),
             (['kasan_unpoison', 'something_new'], 'other'),
+            # A stack freed by vfree() from an RCU callback: deferred.
+            (['kasan_poison', '__kasan_poison_pages', 'free_unref_page', '__free_pages', 'vfree',
+              'delayed_vfree_work', 'process_one_work'], 'stack'),
+            # A softirq's slab free that interrupted __pte_alloc() is not a
+            # page table: the chain is cut at the interrupt entry.
+            (['kasan_poison', '__kasan_slab_free', 'kmem_cache_free', 'free_task', 'rcu_core',
+              'handle_softirqs', 'irq_exit_rcu', 'el1_interrupt', 'el1h_64_irq_handler',
+              'el1h_64_irq', '__pte_alloc', 'copy_page_range'], 'slab'),
         ]
         for frames, use in cases:
             self.assertEqual(attrib.classify(frames), use, frames)
