@@ -91,15 +91,20 @@ SUITES = {s.name: s for s in [
     Suite('mte', 'kselftest', 'arm64:check_*'),
     Suite('lkdtm-refcount', 'kselftest', 'lkdtm:REFCOUNT_*',
           expected_reports=('warning',)),
+    # The series leaves kernel stacks untagged: the VMAP stack guard pages
+    # must still stop an access just below and just above the stack (each
+    # case oopses the writing task on purpose).
+    Suite('lkdtm-stack', 'kselftest', 'lkdtm:STACK_GUARD_PAGE_*',
+          expected_reports=('oops',)),
     # Saturation cases make refcount_warn_saturate() WARN (once per type).
     Suite('refcount', 'kunit', 'refcount', expected_reports=('warning',)),
 ]}
 
 # make check: the lean kernel, every kasan mode.
 CHECK = [
-    Cell('sync', 'lean', 'mte', 'sync', ('kasan', 'mte', 'lkdtm-refcount')),
-    Cell('async', 'lean', 'mte', 'async', ('kasan', 'mte')),
-    Cell('asymm', 'lean', 'mte', 'asymm', ('kasan', 'mte')),
+    Cell('sync', 'lean', 'mte', 'sync', ('kasan', 'mte', 'lkdtm-refcount', 'lkdtm-stack')),
+    Cell('async', 'lean', 'mte', 'async', ('kasan', 'mte', 'lkdtm-stack')),
+    Cell('asymm', 'lean', 'mte', 'asymm', ('kasan', 'mte', 'lkdtm-stack')),
     # refcount_t (KUnit suite, 4 vCPUs for its concurrency case, and the
     # lkdtm hardening tests): LL/SC atomics picked at boot (cortex-a72),
     # LSE (-cpu max), and a kernel built without LSE support.

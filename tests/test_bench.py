@@ -41,11 +41,11 @@ class BenchParseTest(unittest.TestCase):
                          'kasan': mode, 'value': v})
         recs.append({'benchmark': 'getpid', 'metric': 'time_ratio', 'kernel': 'patched/baseline',
                      'kasan': 'sync', 'value': 0.9, 'min': 0.8, 'max': 1.0,
-                     'pairs': [0.8, 0.9, 1.0]})
+                     'pairs': [0.8, 0.9, 1.0], 'best_ratio': 0.95})
         table = bench.markdown_table({'records': recs, 'base': '6.12', 'series_head': 'abc',
                                       'series_empty': False})
         self.assertIn('| getpid | sync | 281.0 | 270.0 | -3.9% | 269.0 | 92% |', table)
-        self.assertIn('| getpid | sync | 0.900 | 0.800 | 1.000 | 3 |', table)
+        self.assertIn('| getpid | sync | 0.900 | 0.800 | 1.000 | 0.950 | 3 |', table)
 
 
 if __name__ == '__main__':
