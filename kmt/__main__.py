@@ -25,7 +25,7 @@ import subprocess
 import sys
 import unittest
 
-from . import attrib, bench, build, log, matrix, paths, plot, results, series, source, targets
+from . import bench, build, log, matrix, paths, plot, results, series, source, targets
 
 
 def setup_host():
@@ -95,16 +95,12 @@ def bench_smoke_record(apply):
                    'name': '%s/%s/%s/plugin' % (r['benchmark'], r['kernel'], r['kasan']),
                    'detail': '' if r['value'] > 0 else 'the plugin counted nothing'}
                   for r in result['records'] if r['metric'] == 'plugin_insn_per_op']
-        # Part 2's promise, from the plugin's call chains (a non-zero
-        # count is also reported as a problem by bench.untagged_problems).
-        if not result['series_empty']:
-            tests += [{'suite': 'bench-quick', 'status': 'pass' if r['value'] == 0 else 'fail',
-                       'name': '%s/%s/%s-untagged' % (r['benchmark'], r['kasan'], r['use']),
-                       'detail': '' if r['value'] == 0 else
-                       '%s %s tag stores per op' % (r['value'], r['use'])}
-                      for r in result['records']
-                      if r['metric'] == 'tag_stores_use_per_op' and r['kernel'] == 'patched'
-                      and r['kasan'] != 'off' and r['use'] in attrib.UNTAGGED]
+        # Part 2's promise, from the plugin's call chains (each failed
+        # check is also one of result['problems']).
+        tests += [{'suite': 'bench-quick', 'name': name, 'status': 'fail' if p else 'pass',
+                   'detail': p or ''}
+                  for name, p in bench.untagged_checks(result['records'],
+                                                       result['series_empty'])]
         why = bench_plot()
         tests.append({'suite': 'bench-quick', 'name': 'plot', 'status': 'fail' if why else 'pass',
                       'detail': why or ''})

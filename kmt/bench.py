@@ -285,26 +285,33 @@ def run(quick=False, apply=True, plan_name=None):
     return result, table
 
 
-def untagged_problems(records, same):
+def untagged_checks(records, same):
     """The series' promise, checked on the plugin's chains: with kasan on,
     the patched kernel stores no tag for a kernel stack or a page table.
     The baseline must show such tag stores in the benchmarks that create
-    them, or the attribution itself is broken (checked both ways)."""
-    problems = []
-    by = {(r['benchmark'], r['kernel'], r['kasan'], r['use']): r['value']
-          for r in records if r['metric'] == 'tag_stores_use_per_op'}
-    expect_baseline = EXPECT_BASELINE_USE
-    for (b, k, mode, use), v in sorted(by.items()):
-        if mode == 'off':
+    them, or the attribution itself is broken (checked both ways).
+    Returns [(name, problem or None)], one per record checked."""
+    checks = []
+    for r in records:
+        if r['metric'] != 'tag_stores_use_per_op' or r['kasan'] == 'off':
             continue
-        if k == 'patched' and not same and use in attrib.UNTAGGED and v:
-            problems.append('patched kernel, kasan %s, %s: %s %s tag stores per op (want 0)'
-                            % (mode, b, v, use))
-        if k == 'baseline' and expect_baseline.get(b) == use and not v:
-            problems.append('baseline kernel, kasan %s, %s: no %s tag stores attributed '
-                            '(the attribution rules no longer match this kernel)'
-                            % (mode, b, use))
-    return problems
+        b, k, mode, use, v = r['benchmark'], r['kernel'], r['kasan'], r['use'], r['value']
+        name = '%s/%s/%s' % (b, mode, use)
+        if k == 'patched' and not same and use in attrib.UNTAGGED:
+            checks.append((name + '-untagged', None if not v else
+                           'patched kernel, kasan %s, %s: %s %s tag stores per op (want 0)'
+                           % (mode, b, v, use)))
+        if k == 'baseline' and EXPECT_BASELINE_USE.get(b) == use:
+            checks.append((name + '-attributed', None if v else
+                           'baseline kernel, kasan %s, %s: no %s tag stores attributed '
+                           '(the attribution rules no longer match this kernel)'
+                           % (mode, b, use)))
+    return checks
+
+
+def untagged_problems(records, same):
+    """The failed untagged_checks, as problem strings."""
+    return [p for _, p in untagged_checks(records, same) if p]
 
 
 def _fmt_pct(new, old):

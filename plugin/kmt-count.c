@@ -274,14 +274,16 @@ struct tag_insn {
 static void on_tag_store(unsigned int vcpu, void *udata)
 {
 	const struct tag_insn *ti = udata;
+	/* One buffer per vCPU thread: this runs for every kernel tag store. */
+	static __thread GByteArray *buf;
 	struct chain c = { .klass = ti->k };
-	GByteArray *buf;
 	struct chain *found;
 	uint64_t fp;
 
 	if (open_region < 0)
 		return;
-	buf = g_byte_array_new();
+	if (!buf)
+		buf = g_byte_array_new();
 	c.pc[c.n++] = ti->pc;
 	c.pc[c.n++] = untag(read_reg(reg_lr, buf));
 	fp = untag(read_reg(reg_fp, buf));
@@ -299,8 +301,6 @@ static void on_tag_store(unsigned int vcpu, void *udata)
 		c.pc[c.n++] = untag(rec[1]);
 		fp = untag(rec[0]);
 	}
-	g_byte_array_free(buf, TRUE);
-
 	pthread_mutex_lock(&lock);
 	found = g_hash_table_lookup(chains, &c);
 	if (!found) {
