@@ -2,12 +2,12 @@
 PY ?= python3
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
-.PHONY: run check bench series-check setup prepare build-lean build-full selftest export cells clean distclean
+.PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff cells clean distclean
 
 run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
 	$(KMT) run
-check:          ## the full test matrix on the lean kernel (what CI runs)
-	$(KMT) check
+check:          ## the test matrix (what CI runs; ALL=1: also KASAN sw_tags, KCSAN, clang)
+	$(KMT) check $(if $(filter-out 0,$(ALL)),--all)
 bench:          ## baseline vs patched: instruction counts and A/B time ratios (QUICK=1: smoke run; PLAN=shapes: upstream's sizes)
 	$(KMT) bench $(if $(filter-out 0,$(QUICK)),--quick) $(if $(PLAN),--plan $(PLAN))
 series-check:   ## the series' quality gates (ALL=1: also build every prefix and config variants)
@@ -23,6 +23,9 @@ selftest:       ## the tooling's own tests (no kernel needed)
 export:         ## BRANCH=name: format-patch base..BRANCH into patches/
 	@test -n "$(BRANCH)" || { echo "usage: make export BRANCH=<branch in build/linux>"; exit 2; }
 	$(KMT) export $(BRANCH)
+signoff:        ## NAME="Full Name" EMAIL=you@example.com: author and sign-off of every patch
+	@test -n "$(NAME)" -a -n "$(EMAIL)" || { echo 'usage: make signoff NAME="Full Name" EMAIL=you@example.com'; exit 2; }
+	$(KMT) signoff "$(NAME) <$(EMAIL)>"
 cells:
 	$(KMT) cells
 clean:          ## remove build outputs and logs, keep the kernel tree

@@ -1,11 +1,13 @@
 """kmt: apply the series, build, boot under QEMU with MTE, test.
 
-  python3 -m kmt check            the make-check matrix (lean kernel)
+  python3 -m kmt check [--all]    the make-check matrix (--all: every configuration)
   python3 -m kmt run              defconfig kernel, sync mode: kasan KUnit + mte kselftests
   python3 -m kmt prepare          unpack the base and apply the series only
   python3 -m kmt build CONFIG     build one configuration (lean, full)
   python3 -m kmt parse LOG CELL   analyse a saved console log offline
   python3 -m kmt export BRANCH    format-patch base..BRANCH into patches/
+  python3 -m kmt signoff "Name <email>"
+                                  author and sign-off of every patch: the submitter's
   python3 -m kmt bench [--quick]  baseline vs patched: instruction counts, time ratios
   python3 -m kmt series-check [--all | --gate G ...]
                                   the series' quality gates (checkpatch, maintainers,
@@ -25,7 +27,8 @@ import subprocess
 import sys
 import unittest
 
-from . import bench, build, log, matrix, paths, plot, results, series, source, targets
+from . import (bench, build, identity, log, matrix, paths, plot, results, series, source,
+               targets)
 
 
 def setup_host():
@@ -114,13 +117,13 @@ def cmd_matrix(args, name):
     if not args.dry_run:
         setup_host()
     extra = []
-    if name == 'check' and not args.cell:
+    if name.startswith('check') and not args.cell:
         extra.append(tooling_selftests())
     records, c = matrix.run_matrix(name, cells=args.cell, apply=args.apply,
                                    extra_records=extra)
     if args.dry_run:
         return 0
-    if name == 'check' and not args.cell:
+    if name.startswith('check') and not args.cell:
         records.append(bench_smoke_record(args.apply))
         records += series.run(series.QUICK_GATES)
         c = matrix.counts(records)
@@ -146,7 +149,9 @@ def main(argv=None):
                     help='build the kernel tree as it is checked out')
     ap.add_argument('--cell', action='append', help='run only this cell (repeatable)')
     sub = ap.add_subparsers(dest='cmd', required=True)
-    sub.add_parser('check')
+    p = sub.add_parser('check')
+    p.add_argument('--all', action='store_true',
+                   help='also the KASAN sw_tags, KCSAN and clang configurations')
     sub.add_parser('run')
     sub.add_parser('setup')
     sub.add_parser('prepare')
@@ -158,6 +163,8 @@ def main(argv=None):
     p.add_argument('--matrix', default='check')
     p = sub.add_parser('export')
     p.add_argument('branch')
+    p = sub.add_parser('signoff')
+    p.add_argument('identity', help='"Full Name <user@example.com>"')
     sub.add_parser('cells')
     p = sub.add_parser('series-check')
     p.add_argument('--all', action='store_true', help='every gate, bisect and configs too')
@@ -174,7 +181,9 @@ def main(argv=None):
     # kernel tree's branch out again after a baseline build) still run.
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        if args.cmd in ('check', 'run'):
+        if args.cmd == 'check':
+            return cmd_matrix(args, 'check-all' if args.all else 'check')
+        if args.cmd == 'run':
             return cmd_matrix(args, args.cmd)
         if args.cmd == 'setup':
             setup_host()
@@ -206,6 +215,11 @@ def main(argv=None):
         elif args.cmd == 'export':
             names = source.export_series(args.branch)
             log.info('exported %d patches to patches/: %s' % (len(names), ' '.join(names)))
+        elif args.cmd == 'signoff':
+            names = identity.sign_series(args.identity)
+            log.info('%s %d patches as %s: %s' % (
+                'would sign' if args.dry_run else 'signed', len(names), args.identity,
+                ' '.join(names) or '(none changed)'))
         elif args.cmd == 'bench':
             if not args.dry_run:
                 setup_host()

@@ -31,9 +31,26 @@ def cross_compile():
     return paths.CROSS_COMPILE
 
 
-def make_args(out):
-    return ['make', '-j' + jobs(), 'O=' + out, 'ARCH=' + paths.ARCH,
-            'CROSS_COMPILE=' + cross_compile()]
+def make_args(out, cfg=None):
+    """make with the output directory and the toolchain of a config: GCC
+    (the cross compiler, through ccache), or clang and the LLVM tools
+    (LLVM=1; CROSS_COMPILE then only names the target)."""
+    args = ['make', '-j' + jobs(), 'O=' + out, 'ARCH=' + paths.ARCH]
+    if cfg is not None and cfg.llvm:
+        cc = 'clang'
+        if shutil.which('ccache') and not os.environ.get('KMT_NO_CCACHE'):
+            cc = 'ccache clang'
+        return args + ['LLVM=1', 'CC=' + cc, 'CROSS_COMPILE=' + paths.CROSS_COMPILE]
+    return args + ['CROSS_COMPILE=' + cross_compile()]
+
+
+def toolchain_env(cfg):
+    """Environment for merge_config.sh: it runs the compiler to probe
+    options (CC_IS_CLANG, CC_HAVE_SHADOW_CALL_STACK, ...)."""
+    env = dict(KERNEL_ENV, CROSS_COMPILE=paths.CROSS_COMPILE)
+    if cfg.llvm:
+        env.update(LLVM='1', CC='clang')
+    return env
 
 
 def out_dir(cfg_name, tree='series'):
@@ -94,6 +111,7 @@ def fragment_paths(cfg, tree='series', series_tests=None):
 def configure(cfg, src, out, logfile, tree='series', series_tests=None):
     frags = fragment_paths(cfg, tree, series_tests)
     h = hashlib.sha256(cfg.base.encode())
+    h.update(b'llvm' if cfg.llvm else b'gcc')
     for f in frags:
         with open(f, 'rb') as fh:
             h.update(fh.read())
@@ -106,7 +124,7 @@ def configure(cfg, src, out, logfile, tree='series', series_tests=None):
                 log.info('config %s up to date' % cfg.name)
                 return
     os.makedirs(out, exist_ok=True)
-    env = dict(KERNEL_ENV, CROSS_COMPILE=paths.CROSS_COMPILE)
+    env = toolchain_env(cfg)
     merge = [os.path.join(src, 'scripts/kconfig/merge_config.sh'), '-O', out]
     if cfg.base == 'allnoconfig':
         cmd = merge + ['-n'] + frags
@@ -134,13 +152,31 @@ def configure(cfg, src, out, logfile, tree='series', series_tests=None):
 
 def build_kernel(cfg, src, out, logfile, tree='series', series_tests=None):
     configure(cfg, src, out, logfile, tree, series_tests)
-    log.run(make_args(out) + ['Image'], logfile=logfile, cwd=src, env=KERNEL_ENV)
+    goals = ['Image'] + (['modules'] if cfg.modules else [])
+    log.run(make_args(out, cfg) + goals, logfile=logfile, cwd=src, env=KERNEL_ENV)
     image = os.path.join(out, 'arch', paths.ARCH, 'boot', 'Image')
     if log.DRY_RUN:
         return image
     if not os.path.exists(image):
         raise log.StepError('no Image after the build (log: %s)' % logfile)
     return image
+
+
+def install_modules(cfg, src, out, logfile):
+    """modules_install (stripped, depmod run) into OUT/modroot; returns its
+    lib/modules directory for the initramfs, or None without modules."""
+    if not cfg.modules:
+        return None
+    root = os.path.join(out, 'modroot')
+    if not log.DRY_RUN:
+        shutil.rmtree(root, ignore_errors=True)
+    log.run(make_args(out, cfg) + ['INSTALL_MOD_PATH=' + root, 'INSTALL_MOD_STRIP=1',
+                                   'modules_install'],
+            logfile=logfile, cwd=src, env=KERNEL_ENV)
+    moddir = os.path.join(root, 'lib', 'modules')
+    if not log.DRY_RUN and not os.path.isdir(moddir):
+        raise log.StepError('modules_install left no lib/modules (log: %s)' % logfile)
+    return moddir
 
 
 KSELFTEST_TARGETS = 'arm64 lkdtm'
@@ -218,9 +254,10 @@ def guest_programs(out_dir_, logfile):
     return built
 
 
-def make_initramfs(kselftest_dir, out, logfile):
-    """Pack busybox, coreutils, libraries, the kselftests and the init
-    script into a gzip'ed newc cpio archive (booted with -initrd)."""
+def make_initramfs(kselftest_dir, out, logfile, modules_dir=None):
+    """Pack busybox, coreutils, libraries, the kselftests, the kernel's
+    modules (if any) and the init script into a gzip'ed newc cpio archive
+    (booted with -initrd)."""
     if log.DRY_RUN:
         cpio = os.path.join(out, 'initramfs.cpio.gz')
         log.info('dry run: would pack %s' % cpio)
@@ -258,6 +295,9 @@ def make_initramfs(kselftest_dir, out, logfile):
                     symlinks=True)
     for exe in guest_programs(os.path.join(out, 'guest-bin'), logfile):
         shutil.copy2(exe, os.path.join(root, 'usr', 'bin'))
+    if modules_dir:
+        shutil.copytree(modules_dir, os.path.join(root, 'lib', 'modules'),
+                        dirs_exist_ok=True, symlinks=True)
     cpio = os.path.join(out, 'initramfs.cpio.gz')
     # Reproducible: the same inputs give the same bytes (sorted names, one
     # fixed mtime, renumbered inodes, no gzip timestamp), so two kernels
@@ -281,6 +321,22 @@ def make_initramfs(kselftest_dir, out, logfile):
     return cpio
 
 
+def kselftest_out(cfg, src, out, tree, logfile):
+    """Where the kselftests of a config are built. User space is always
+    built with the GCC cross toolchain. For a clang kernel that happens in
+    an output directory of its own (configured with allnoconfig): running
+    the kernel's kselftest target with GCC in the clang build directory
+    would make kconfig resync .config for the other compiler."""
+    if not cfg.llvm:
+        return out
+    ks_out = os.path.join(paths.OUT, '%s-kselftest-gcc' % tree)
+    if not os.path.exists(os.path.join(ks_out, '.config')):
+        os.makedirs(ks_out, exist_ok=True)
+        log.run(make_args(ks_out) + ['allnoconfig'], logfile=logfile, cwd=src,
+                env=KERNEL_ENV)
+    return ks_out
+
+
 def build_all(cfg_name, src=paths.SRC, tree='series', series_tests=None):
     """Kernel Image, kselftests and initramfs for one config; returns
     (image, initramfs)."""
@@ -291,8 +347,9 @@ def build_all(cfg_name, src=paths.SRC, tree='series', series_tests=None):
     with log.phase('build %s kernel (%s + %s), log %s' % (
             cfg_name, cfg.base, ' '.join(cfg.fragments), os.path.relpath(logfile))):
         image = build_kernel(cfg, src, out, logfile, tree, series_tests)
+        modules = install_modules(cfg, src, out, logfile)
     with log.phase('build kselftests (%s)' % KSELFTEST_TARGETS):
-        ksft = build_kselftests(src, out, logfile)
+        ksft = build_kselftests(src, kselftest_out(cfg, src, out, tree, logfile), logfile)
     with log.phase('initramfs'):
-        initrd = make_initramfs(ksft, out, logfile)
+        initrd = make_initramfs(ksft, out, logfile, modules)
     return image, initrd

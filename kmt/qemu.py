@@ -21,17 +21,29 @@ _PROGRESS = re.compile(r'KMT-(BEGIN|END|DONE|ERROR)|# Subtest:|'
 
 def kernel_cmdline(cell, kunit_filter=None, extra=()):
     args = list(BASE_CMDLINE) + list(targets.KASAN_MODES[cell.kasan])
-    kunit = [targets.SUITES[s] for s in cell.suites if targets.SUITES[s].kind == 'kunit']
+    suites = [targets.SUITES[s] for s in cell.suites]
+    kunit = [s for s in suites if s.kind == 'kunit']
+    cfg = targets.CONFIGS.get(cell.config)
+    # Suites built as modules: the guest loads them (kmt.modules) first.
+    modules = []
+    if cfg is not None and cfg.modules:
+        for s in suites:
+            if s.module and s.module not in modules:
+                modules.append(s.module)
     if kunit_filter:
         args += ['kunit.enable=1', 'kunit.filter_glob=' + kunit_filter]
         ksft = []
     else:
-        ksft = [targets.SUITES[s] for s in cell.suites
-                if targets.SUITES[s].kind == 'kselftest']
-        if kunit:
+        ksft = [s for s in suites if s.kind == 'kselftest']
+        if len(kunit) == 1:
             args += ['kunit.enable=1', 'kunit.filter_glob=' + kunit[0].select]
+        elif kunit:
+            # Several suites, each in its own module: no filter needed.
+            args.append('kunit.enable=1')
         else:
             args.append('kunit.enable=0')
+    if modules:
+        args.append('kmt.modules=' + ','.join(modules))
     if ksft:
         args.append('kmt.suites=' + ','.join('%s=%s' % (s.name, s.select) for s in ksft))
     return ' '.join(args + list(cell.cmdline) + list(extra))

@@ -47,6 +47,19 @@ def parse_ktap(lines):
     return kp.parse_run_tests(lines)
 
 
+_TOP_KTAP = re.compile(r'^(\[[ 0-9.]+\] )?K?TAP version \d+')
+
+
+def ktap_documents(lines):
+    """Split a console log into its top-level KTAP documents. Built-in KUnit
+    prints one at boot; every module with KUnit suites prints its own when
+    it is loaded, and the parser reads only the first document it meets."""
+    starts = [i for i, l in enumerate(lines) if _TOP_KTAP.match(l)]
+    if not starts:
+        return [lines]
+    return [lines[a:b] for a, b in zip(starts, starts[1:] + [len(lines)])]
+
+
 def status_of(test):
     kp = kunit_parser()
     st = test.status
@@ -200,8 +213,9 @@ def suite_results(lines, suite):
             if l.startswith('KMT-BEGIN') or l.startswith('KMT-DONE'):
                 cut = i
                 break
-        top = parse_ktap(lines[:cut])
-        found = [t for t in top.subtests if t.name == suite.select]
+        found = []
+        for doc in ktap_documents(lines[:cut]):
+            found += [t for t in parse_ktap(doc).subtests if t.name == suite.select]
         if not found:
             return 'KUnit suite %s never reported a result' % suite.select
         t = found[0]
@@ -269,6 +283,11 @@ def analyze(lines, cell, timed_out=False):
             if st == SKIP and not detail:
                 detail = reasons.get(name, '')
             tests.append({'suite': s.name, 'name': name, 'status': st, 'detail': detail})
+    for i, l in enumerate(lines):
+        m = re.match(r'KMT-MODULE (\S+) rc=(\d+)', l)
+        if m and m.group(2) != '0':
+            problems.append({'kind': 'module', 'line': i + 1,
+                             'text': 'modprobe %s failed (rc=%s)' % m.groups()})
     if not timed_out and not any(l.startswith('KMT-DONE') for l in lines):
         problems.append({'kind': 'missing', 'line': 0,
                          'text': 'init never finished (no KMT-DONE)'})

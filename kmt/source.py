@@ -222,6 +222,16 @@ def export_series(branch, src=paths.SRC, patch_dir=paths.PATCHES, tag=None):
     return names
 
 
+def patch_subject(text):
+    """The subject of a format-patch file, unfolded (a long Subject: header
+    continues on lines that start with a space), without [PATCH n/m]."""
+    m = re.search(r'^Subject: (.*(?:\n[ \t].*)*)', text, flags=re.M)
+    if not m:
+        return ''
+    subject = ' '.join(l.strip() for l in m.group(1).split('\n'))
+    return re.sub(r'^(\[PATCH[^]]*\] )?', '', subject)
+
+
 def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     """patches/0000-cover-letter.patch from a template, the patch subjects
     of patches/series and the benchmark table written by make bench."""
@@ -229,10 +239,7 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     subjects = []
     for p in patches:
         with open(os.path.join(patch_dir, p)) as f:
-            for line in f:
-                if line.startswith('Subject: '):
-                    subjects.append(re.sub(r'^Subject: (\[PATCH[^]]*\] )?', '', line.strip()))
-                    break
+            subjects.append(patch_subject(f.read()))
     with open(template) as f:
         text = f.read()
     with open(bench_md) as f:

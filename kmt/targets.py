@@ -13,6 +13,11 @@ class KernelConfig:
     # Options that exist only once the series is applied (its new tests):
     # merged for the patched tree, left out for the baseline (make bench).
     series_fragments: Tuple[str, ...] = ()
+    # Build with clang and the LLVM tools (make LLVM=1) instead of GCC.
+    llvm: bool = False
+    # Build the modules too and install them into the initramfs; the guest
+    # loads the module of each suite (Suite.module) before running it.
+    modules: bool = False
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,8 @@ class Suite:
     # HW_TAGS detection is probabilistic (random 4-bit tags): a failed case
     # is rerun with other seeds before it counts as a failure.
     probabilistic: bool = False
+    # The module that holds the suite when it is built as one (=m).
+    module: str = ''
 
 
 @dataclass(frozen=True)
@@ -53,17 +60,37 @@ class Cell:
 
 CONFIGS = {c.name: c for c in [
     KernelConfig('lean', 'allnoconfig', ('minimal.config', 'mte-kasan.config'),
-                 ('series-tests.config',)),
+                 ('series-tests.config', 'mte-kunit.config')),
     KernelConfig('full', 'defconfig', ('mte-kasan.config', 'full.config'),
                  ('series-tests.config',)),
-    # MTE without KASAN (make series-check: the #ifdef branches compile).
+    # MTE without KASAN, as distribution kernels are (and make series-check:
+    # the #ifdef branches compile).
     KernelConfig('lean-nokasan', 'allnoconfig',
-                 ('minimal.config', 'mte-kasan.config', 'nokasan.config'),
-                 ('series-tests.config',)),
+                 ('minimal.config', 'mte-kasan.config', 'nokasan.config', 'hotplug.config'),
+                 ('series-tests.config', 'mte-kunit.config')),
     # No LSE atomics at all (MTE needs them, so no MTE and no KASAN either):
     # the refcount code on its LL/SC-only build.
     KernelConfig('lean-nolse', 'allnoconfig', ('minimal.config', 'nolse.config'),
                  ('series-tests.config',)),
+    # The configurations users build (the lean config plus one change each).
+    KernelConfig('lean-modules', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'modules.config'),
+                 ('series-tests.config', 'modules-series.config'), modules=True),
+    KernelConfig('lean-rt', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'expert.config', 'rt.config'),
+                 ('series-tests.config',)),
+    KernelConfig('lean-kasan-generic', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'kasan-generic.config'),
+                 ('series-tests.config',)),
+    KernelConfig('lean-kasan-sw-tags', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'kasan-sw-tags.config'),
+                 ('series-tests.config',)),
+    KernelConfig('lean-kcsan', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'expert.config', 'kcsan.config'),
+                 ('series-tests.config',)),
+    KernelConfig('lean-clang', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'scs.config'),
+                 ('series-tests.config',), llvm=True),
 ]}
 
 MACHINES = {m.name: m for m in [
@@ -78,26 +105,36 @@ MACHINES = {m.name: m for m in [
     Machine('mte-4g', 'virt,mte=on,gic-version=3', 'max', mem_mb=4096),
 ]}
 
+# The KASAN mode of a cell, as kernel parameters. HW_TAGS modes are picked
+# at boot (and need MTE); generic and sw_tags are fixed by the config, and
+# 'none' is a kernel built without KASAN.
 KASAN_MODES = {
     'off': ('kasan=off',),
     'sync': ('kasan.mode=sync',),
     'async': ('kasan.mode=async',),
     'asymm': ('kasan.mode=asymm',),
+    'generic': (),
+    'sw_tags': (),
+    'none': (),
 }
+HW_TAGS_MODES = ('sync', 'async', 'asymm')
 
 SUITES = {s.name: s for s in [
     Suite('kasan', 'kunit', 'kasan',
-          expected_reports=('kasan',), probabilistic=True),
+          expected_reports=('kasan',), probabilistic=True, module='kasan_test'),
     Suite('mte', 'kselftest', 'arm64:check_*'),
     Suite('lkdtm-refcount', 'kselftest', 'lkdtm:REFCOUNT_*',
-          expected_reports=('warning',)),
+          expected_reports=('warning',), module='lkdtm'),
     # The series leaves kernel stacks untagged: the VMAP stack guard pages
     # must still stop an access just below and just above the stack (each
     # case oopses the writing task on purpose).
     Suite('lkdtm-stack', 'kselftest', 'lkdtm:STACK_GUARD_PAGE_*',
-          expected_reports=('oops',)),
+          expected_reports=('oops',), module='lkdtm'),
+    # TCR_EL1.TCMA1 on every CPU, also after CPU hotplug (part 4).
+    Suite('arm64-mte', 'kunit', 'arm64_mte', module='mte_kunit'),
     # Saturation cases make refcount_warn_saturate() WARN (once per type).
-    Suite('refcount', 'kunit', 'refcount', expected_reports=('warning',)),
+    Suite('refcount', 'kunit', 'refcount', expected_reports=('warning',),
+          module='refcount_kunit'),
 ]}
 
 # make check: the lean kernel, every kasan mode.
@@ -111,6 +148,46 @@ CHECK = [
     Cell('llsc', 'lean', 'llsc-smp4', 'off', ('refcount', 'lkdtm-refcount')),
     Cell('refcount-lse', 'lean', 'mte-smp4', 'sync', ('refcount',)),
     Cell('refcount-nolse', 'lean-nolse', 'llsc-smp4', 'off', ('refcount', 'lkdtm-refcount')),
+    # Part 4, the kernels most MTE machines run: MTE for user space and no
+    # KASAN (distribution kernels), and KASAN HW_TAGS built in but booted
+    # with kasan=off. The kernel's own accesses must be Tag Unchecked
+    # (TCMA1); user-space MTE, uaccess tag checks and lkdtm unchanged.
+    Cell('distro', 'lean-nokasan', 'mte', 'none',
+         ('arm64-mte', 'mte', 'lkdtm-refcount', 'lkdtm-stack')),
+    Cell('kasan-off', 'lean', 'mte', 'off', ('arm64-mte', 'mte', 'lkdtm-refcount')),
+    # The refcount suite provokes the refcount_t warnings on purpose: a
+    # panic_on_warn kernel must not go down (those cases skip instead).
+    Cell('refcount-panic-on-warn', 'lean', 'mte-smp4', 'sync', ('refcount',),
+         cmdline=('panic_on_warn=1',)),
+    # The configurations users build. A built-in kernel runs one KUnit
+    # suite per boot (kunit.filter_glob), so some kernels boot twice.
+    # Modules: KUnit built in, the kasan and refcount suites and lkdtm
+    # loaded by the guest.
+    Cell('modules', 'lean-modules', 'mte', 'sync',
+         ('kasan', 'refcount', 'mte', 'lkdtm-refcount')),
+    # PREEMPT_RT: sleeping spinlocks, interrupts left on by *_irqsave.
+    Cell('rt', 'lean-rt', 'mte', 'sync', ('kasan', 'mte')),
+    Cell('rt-refcount', 'lean-rt', 'mte-smp4', 'sync', ('refcount',)),
+    # The compiler-instrumented KASAN modes, with the arm64 refcount_t
+    # fast path on: refcount operations on freed memory must be reported
+    # (kasan suite) and the semantics kept (refcount suite).
+    Cell('kasan-generic', 'lean-kasan-generic', 'mte', 'generic', ('kasan',)),
+    Cell('kasan-generic-refcount', 'lean-kasan-generic', 'mte-smp4', 'generic',
+         ('refcount',)),
+]
+
+# ALL=1 make check: also the compiler-instrumented configurations that do
+# not fit the time budget of a cold make check on two cores (each of these
+# kernels takes two to three times as long to build as the lean one).
+CHECK_ALL = CHECK + [
+    Cell('kasan-sw-tags', 'lean-kasan-sw-tags', 'mte', 'sw_tags', ('kasan',)),
+    Cell('kasan-sw-tags-refcount', 'lean-kasan-sw-tags', 'mte-smp4', 'sw_tags',
+         ('refcount',)),
+    # KCSAN: the refcount suite's concurrent cases, no data race reported.
+    Cell('kcsan', 'lean-kcsan', 'mte-smp4', 'none', ('refcount',)),
+    # clang (LLVM=1) with shadow call stacks, as Android builds.
+    Cell('clang', 'lean-clang', 'mte', 'sync', ('kasan', 'mte')),
+    Cell('clang-refcount', 'lean-clang', 'mte-smp4', 'sync', ('refcount',)),
 ]
 
 # make run: defconfig-based kernel, the default (sync) mode.
@@ -118,7 +195,7 @@ RUN = [
     Cell('run-sync', 'full', 'mte', 'sync', ('kasan', 'mte', 'lkdtm-refcount')),
 ]
 
-MATRICES = {'check': CHECK, 'run': RUN}
+MATRICES = {'check': CHECK, 'check-all': CHECK_ALL, 'run': RUN}
 
 
 def validate():
@@ -139,11 +216,18 @@ def validate():
             for s in c.suites:
                 if s not in SUITES:
                     errors.append('%s/%s: unknown suite %s' % (matrix, c.name, s))
-            if sum(1 for s in c.suites if s in SUITES and SUITES[s].kind == 'kunit') > 1:
-                errors.append('%s/%s: one KUnit suite per cell (kunit.filter_glob)'
+            cfg = CONFIGS.get(c.config)
+            kunit = [s for s in c.suites if s in SUITES and SUITES[s].kind == 'kunit']
+            if cfg and cfg.modules:
+                for s in kunit:
+                    if not SUITES[s].module:
+                        errors.append('%s/%s: KUnit suite %s names no module'
+                                      % (matrix, c.name, s))
+            elif len(kunit) > 1:
+                errors.append('%s/%s: one built-in KUnit suite per cell (kunit.filter_glob)'
                               % (matrix, c.name))
             m = MACHINES.get(c.machine)
-            if m and not m.has_mte and c.kasan != 'off':
+            if m and not m.has_mte and c.kasan in HW_TAGS_MODES:
                 errors.append('%s/%s: kasan %s needs a machine with MTE'
                               % (matrix, c.name, c.kasan))
     return errors

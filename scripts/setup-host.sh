@@ -16,6 +16,8 @@ HOST_PKGS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-source-6.12
 	   python3-sphinx python3-sphinx-rtd-theme)
 # The QEMU plugin (plugin/kmt-count.c) builds against glib's headers.
 HOST_PKGS+=(libglib2.0-dev pkg-config)
+# The clang cell of make check builds the kernel with LLVM=1 (clang 14).
+HOST_PKGS+=(clang lld llvm)
 QEMU_MIN_MAJOR=10
 
 log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*"; }

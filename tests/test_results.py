@@ -20,6 +20,60 @@ def by_name(out):
     return {(t['suite'], t['name']): t for t in out['tests']}
 
 
+# A kernel with KUnit built in and the suites as modules: the boot prints an
+# empty KTAP document, each module loaded prints its own.
+MODULES_LOG = """[    0.5] KTAP version 1
+[    0.5] 1..0
+[    3.0] KTAP version 1
+[    3.0] 1..1
+[    3.0]     KTAP version 1
+[    3.0]     # Subtest: kasan
+[    3.0]     # module: kasan_test
+[    3.0]     1..2
+[    3.1]     ok 1 kmalloc_oob_right
+[    3.2]     ok 2 kmalloc_oob_left # SKIP Test requires CONFIG_X=y
+[    3.3] ok 1 kasan
+KMT-MODULE kasan_test rc=0
+[    4.0] KTAP version 1
+[    4.0] 1..1
+[    4.0]     KTAP version 1
+[    4.0]     # Subtest: refcount
+[    4.0]     # module: refcount_kunit
+[    4.0]     1..1
+[    4.1]     not ok 1 refcount_test_constants
+[    4.2] not ok 1 refcount
+KMT-MODULE refcount_kunit rc=0
+KMT-MODULE lkdtm rc=1
+KMT-DONE""".split('\n')
+MODULES = targets.Cell('modules', 'lean-modules', 'mte', 'sync', ('kasan', 'refcount'))
+
+
+class ModulesTest(unittest.TestCase):
+    def test_each_module_document_is_parsed(self):
+        out = results.analyze(MODULES_LOG, MODULES)
+        t = by_name(out)
+        self.assertEqual(t[('kasan', 'kmalloc_oob_right')]['status'], results.PASS)
+        self.assertEqual(t[('kasan', 'kmalloc_oob_left')]['status'], results.SKIP)
+        self.assertEqual(t[('refcount', 'refcount_test_constants')]['status'], results.FAIL)
+
+    def test_failed_modprobe_is_a_problem(self):
+        out = results.analyze(MODULES_LOG, MODULES)
+        mods = [p for p in out['problems'] if p['kind'] == 'module']
+        self.assertEqual(len(mods), 1)
+        self.assertIn('lkdtm', mods[0]['text'])
+
+    def test_module_that_never_loaded_is_missing(self):
+        lines = [l for l in MODULES_LOG if not l.startswith('[    4.')]
+        out = results.analyze(lines, MODULES)
+        self.assertTrue(any(p['kind'] == 'missing' and 'refcount' in p['text']
+                            for p in out['problems']))
+
+    def test_documents_split_at_top_level_only(self):
+        docs = results.ktap_documents(MODULES_LOG)
+        self.assertEqual(len(docs), 3)
+        self.assertTrue(all(d[0].endswith('] KTAP version 1') for d in docs))
+
+
 class AnalyzeTest(unittest.TestCase):
     def test_clean_run(self):
         out = results.analyze(load('sync-ok.log'), SYNC)

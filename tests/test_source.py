@@ -120,5 +120,16 @@ class GitAmTest(unittest.TestCase):
         self.assertEqual(source.current_head(self.repo), 'work')
 
 
+class SubjectTest(unittest.TestCase):
+    def test_folded_subject_is_unfolded(self):
+        text = ('From: A <a@example.com>\nSubject: [PATCH 01/15] kasan: test that async '
+                'tag faults are reported without\n a forced check\n\nBody\n')
+        self.assertEqual(source.patch_subject(text),
+                         'kasan: test that async tag faults are reported without a forced check')
+
+    def test_single_line_subject(self):
+        self.assertEqual(source.patch_subject('Subject: [PATCH] mm: x\n\nb\n'), 'mm: x')
+
+
 if __name__ == '__main__':
     unittest.main()

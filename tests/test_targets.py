@@ -34,6 +34,53 @@ class TargetsTest(unittest.TestCase):
         self.assertIn('kunit.filter_glob=kasan.kmalloc_oob_right', cl)
         self.assertNotIn('kmt.suites', cl)
 
+    def test_cmdline_modules_cell_loads_each_suite_module(self):
+        cell = [c for c in targets.CHECK if c.name == 'modules'][0]
+        cl = qemu.kernel_cmdline(cell)
+        self.assertIn('kmt.modules=kasan_test,refcount_kunit,lkdtm', cl)
+        self.assertIn('kunit.enable=1', cl)
+        # Two KUnit suites in two modules: a filter would hide one.
+        self.assertNotIn('filter_glob', cl)
+
+    def test_cmdline_builtin_cell_loads_no_module(self):
+        cell = [c for c in targets.CHECK if c.name == 'rt'][0]
+        self.assertNotIn('kmt.modules', qemu.kernel_cmdline(cell))
+
+    def test_compile_time_kasan_modes_pass_no_kasan_parameter(self):
+        for name in ('kasan-generic', 'kasan-sw-tags', 'kcsan'):
+            cell = [c for c in targets.CHECK_ALL if c.name == name][0]
+            self.assertNotIn('kasan', qemu.kernel_cmdline(cell).replace(
+                'filter_glob=kasan', ''), name)
+
+    def test_validate_rejects_two_builtin_kunit_suites(self):
+        bad = targets.Cell('two', 'lean', 'mte', 'sync', ('kasan', 'refcount'))
+        ok = targets.Cell('two', 'lean-modules', 'mte', 'sync', ('kasan', 'refcount'))
+        saved = targets.MATRICES['check']
+        try:
+            targets.MATRICES['check'] = [bad]
+            self.assertTrue(any('one built-in KUnit suite' in e for e in targets.validate()))
+            targets.MATRICES['check'] = [ok]
+            self.assertEqual(targets.validate(), [])
+        finally:
+            targets.MATRICES['check'] = saved
+
+    def test_validate_rejects_hw_tags_mode_without_mte(self):
+        saved = targets.MATRICES['check']
+        try:
+            targets.MATRICES['check'] = [targets.Cell('x', 'lean', 'llsc', 'sync', ())]
+            self.assertTrue(any('needs a machine with MTE' in e for e in targets.validate()))
+            targets.MATRICES['check'] = [targets.Cell('x', 'lean-kasan-sw-tags', 'llsc',
+                                                      'sw_tags', ())]
+            self.assertEqual(targets.validate(), [])
+        finally:
+            targets.MATRICES['check'] = saved
+
+    def test_llvm_config_builds_with_clang(self):
+        args = build.make_args('/o', targets.CONFIGS['lean-clang'])
+        self.assertIn('LLVM=1', args)
+        self.assertTrue(any(a.startswith('CC=') and a.endswith('clang') for a in args))
+        self.assertNotIn('LLVM=1', build.make_args('/o', targets.CONFIGS['lean']))
+
     def test_qemu_command(self):
         m = targets.MACHINES['mte']
         cmd = qemu.qemu_command(m, 'Image', 'initrd', 'x', icount=True, seed=3, smp=1)
