@@ -43,7 +43,7 @@ class TargetsTest(unittest.TestCase):
         self.assertNotIn('filter_glob', cl)
 
     def test_cmdline_builtin_cell_loads_no_module(self):
-        cell = [c for c in targets.CHECK if c.name == 'rt'][0]
+        cell = [c for c in targets.CHECK_ALL if c.name == 'rt'][0]
         self.assertNotIn('kmt.modules', qemu.kernel_cmdline(cell))
 
     def test_compile_time_kasan_modes_pass_no_kasan_parameter(self):
