@@ -25,10 +25,15 @@ def jobs():
     return str(os.cpu_count() or 2)
 
 
-def cross_compile():
+def _ccache():
+    """'ccache ' to put before the compiler, or '' (none, or KMT_NO_CCACHE)."""
     if shutil.which('ccache') and not os.environ.get('KMT_NO_CCACHE'):
-        return 'ccache ' + paths.CROSS_COMPILE
-    return paths.CROSS_COMPILE
+        return 'ccache '
+    return ''
+
+
+def cross_compile():
+    return _ccache() + paths.CROSS_COMPILE
 
 
 def make_args(out, cfg=None):
@@ -37,10 +42,8 @@ def make_args(out, cfg=None):
     (LLVM=1; CROSS_COMPILE then only names the target)."""
     args = ['make', '-j' + jobs(), 'O=' + out, 'ARCH=' + paths.ARCH]
     if cfg is not None and cfg.llvm:
-        cc = 'clang'
-        if shutil.which('ccache') and not os.environ.get('KMT_NO_CCACHE'):
-            cc = 'ccache clang'
-        return args + ['LLVM=1', 'CC=' + cc, 'CROSS_COMPILE=' + paths.CROSS_COMPILE]
+        return args + ['LLVM=1', 'CC=' + _ccache() + 'clang',
+                       'CROSS_COMPILE=' + paths.CROSS_COMPILE]
     return args + ['CROSS_COMPILE=' + cross_compile()]
 
 
