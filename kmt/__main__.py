@@ -119,14 +119,15 @@ def cmd_matrix(args, name):
     extra = []
     if name.startswith('check') and not args.cell:
         extra.append(tooling_selftests())
-    records, c = matrix.run_matrix(name, cells=args.cell, apply=args.apply,
-                                   extra_records=extra)
+    records, c, summary = matrix.run_matrix(name, cells=args.cell, apply=args.apply,
+                                            extra_records=extra)
     if args.dry_run:
         return 0
     if name.startswith('check') and not args.cell:
         records.append(bench_smoke_record(args.apply))
         records += series.run(series.QUICK_GATES)
         c = matrix.counts(records)
+        matrix.write_summary(dict(summary, cells=records))
     matrix.print_table(records)
     log.summary()
     print('\nResults: %s' % os.path.relpath(os.path.join(paths.RESULTS, name + '.json'),

@@ -5,12 +5,12 @@ reads per operation (the kmt-count TCG plugin) and interleaved A/B
 wall-time ratios."""
 
 import datetime
-import json
 import os
 import re
 import statistics
 
-from . import attrib, build, log, paths, plugin, qemu, refbench, source, targets
+from . import (attrib, bootspec, build, log, paths, plugin, qemu, refbench, results, source,
+               targets)
 
 KERNELS = ('baseline', 'patched')
 MODES = ('off', 'sync', 'async', 'asymm')
@@ -95,27 +95,27 @@ def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machi
     """One benchmark boot. With plugin_so: the kmt-count plugin loaded and
     the guest in time-only mode (no perf_event system calls inside the
     marked regions); returns the plugin's output as a third value."""
-    cell = targets.Cell('bench', 'lean', machine, mode, ())
-    machine = targets.MACHINES[machine]
     if not icount or plugin_so:
         bench = '-t,' + bench if bench != 'all' else '-t'
-    cmdline = qemu.kernel_cmdline(cell, extra=('kmt.bench=' + bench,))
     # A fixed -seed fixes the guest's random numbers (the DTB's rng-seed and
     # kaslr-seed, RNDR): without it the same kernel takes other paths
     # through hashing and allocation on every boot.
-    cmd = qemu.qemu_command(machine, image, initrd, cmdline, icount=icount, smp=1,
-                            seed=SEED)
     logfile = os.path.join(paths.LOGS, 'bench', '%s-%s-%s.log' % (kernel, mode, tag))
     counts = logfile[:-len('.log')] + '.counts'
+    plugin_args = ()
     if plugin_so:
         if os.path.exists(counts):
             os.unlink(counts)
-        cmd += plugin.qemu_args(plugin_so, counts, chains=CHAIN_DEPTH)
-    res = qemu.boot(cmd, logfile, BOOT_TIMEOUT_S, echo=False)
+        plugin_args = tuple(plugin.qemu_args(plugin_so, counts, chains=CHAIN_DEPTH))
+    spec = bootspec.BootSpec(name='bench-%s-%s-%s' % (kernel, mode, tag), image=image,
+                             initrd=initrd, machine=machine, kasan=mode,
+                             cmdline=('kmt.bench=' + bench,), smp=1, icount=icount,
+                             seed=SEED, qemu_extra=plugin_args, timeout_s=BOOT_TIMEOUT_S,
+                             logfile=logfile)
+    res = qemu.run(spec, echo=False)
     if log.DRY_RUN and plugin_so:
         return {}, logfile, None
-    if res.timed_out:
-        raise log.StepError('benchmark boot timed out (log %s)' % logfile)
+    res.check()
     parsed = parse_bench(res.lines)
     if plugin_so:
         return parsed, os.path.relpath(logfile, paths.REPO), plugin.read_output(counts, res.lines)
@@ -274,11 +274,8 @@ def run(quick=False, apply=True, plan_name=None):
         'problems': problems,
     }
     outdir = os.path.join(paths.RESULTS, 'bench')
-    os.makedirs(outdir, exist_ok=True)
     name = plan.get('output', 'results')
-    with open(os.path.join(outdir, name + '.json'), 'w') as f:
-        json.dump(result, f, indent=1, sort_keys=True)
-        f.write('\n')
+    results.write_json(os.path.join(outdir, name + '.json'), dict(result, phases=log.phases()))
     table = markdown_table(result)
     with open(os.path.join(outdir, name + '.md'), 'w') as f:
         f.write(table)

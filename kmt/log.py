@@ -45,6 +45,13 @@ def phase(name):
         info('== %s: %s in %.1fs' % (name, status, dur))
 
 
+def phases():
+    """Every phase so far and the total, as records for the results files."""
+    out = [{'name': n, 'seconds': round(d, 1), 'status': s} for n, d, s in _PHASES]
+    return out + [{'name': 'total', 'seconds': round(time.monotonic() - _T0, 1),
+                   'status': '-'}]
+
+
 def summary():
     if not _PHASES:
         return

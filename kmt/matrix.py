@@ -3,10 +3,9 @@ cells need, boot each cell, rerun probabilistic failures with other seeds,
 write a JSON file next to every log and print the result table."""
 
 import datetime
-import json
 import os
 
-from . import build, log, paths, qemu, results, source, targets
+from . import bootspec, build, log, paths, qemu, results, source, targets
 
 RERUN_SEEDS = (1, 2, 3, 4, 5)
 RERUN_TIMEOUT_S = 300
@@ -17,25 +16,18 @@ def _cell_log(matrix, cell, suffix=''):
     return os.path.join(paths.LOGS, matrix, name + '.log')
 
 
-def _write_json(path, data):
-    with open(path, 'w') as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-        f.write('\n')
-
-
 def rerun_case(matrix, cell, image, initrd, suite, case):
     """Boot once per seed with only this KUnit case, one vCPU and -icount,
     so each run is reproducible. Returns (passes, runs, logs)."""
-    machine = targets.MACHINES[cell.machine]
     passes = runs = 0
     logs = []
     need = len(RERUN_SEEDS) // 2 + 1
     for seed in RERUN_SEEDS:
-        cmdline = qemu.kernel_cmdline(cell, kunit_filter='%s.%s' % (suite.select, case))
-        cmd = qemu.qemu_command(machine, image, initrd, cmdline, icount=True,
-                                seed=seed, smp=1)
         logfile = _cell_log(matrix, cell, '-rerun-%s-seed%d' % (case, seed))
-        res = qemu.boot(cmd, logfile, RERUN_TIMEOUT_S, echo=False)
+        spec = bootspec.for_cell(cell, image, initrd, logfile,
+                                 kunit_filter='%s.%s' % (suite.select, case),
+                                 icount=True, seed=seed, smp=1, timeout_s=RERUN_TIMEOUT_S)
+        res = qemu.run(spec, echo=False)
         r = results.suite_results(res.lines, suite)
         runs += 1
         ok = (not isinstance(r, str) and not res.timed_out
@@ -50,18 +42,16 @@ def rerun_case(matrix, cell, image, initrd, suite, case):
 
 def run_cell(matrix, cell, image, initrd, expectations):
     machine = targets.MACHINES[cell.machine]
-    cmdline = qemu.kernel_cmdline(cell)
-    cmd = qemu.qemu_command(machine, image, initrd, cmdline)
     logfile = _cell_log(matrix, cell)
+    spec = bootspec.for_cell(cell, image, initrd, logfile)
     with log.phase('boot %s: %s, cpu %s, kasan %s, suites %s' % (
             cell.name, cell.config, machine.cpu, cell.kasan, ' '.join(cell.suites))):
-        res = qemu.boot(cmd, logfile, cell.timeout_s)
+        res = qemu.run(spec)
     if log.DRY_RUN:
         return None
     out = results.analyze(res.lines, cell, timed_out=res.timed_out)
-    if res.exit_code not in (0, None) and not res.timed_out:
-        out['problems'].append({'kind': 'qemu', 'line': 0, 'text': 'QEMU exited with code %d: %s'
-                                % (res.exit_code, res.lines[-1] if res.lines else '')})
+    if res.failure and not res.timed_out:
+        out['problems'].append({'kind': 'qemu', 'line': 0, 'text': res.failure})
     out['problems'] += results.apply_expectations(cell.name, out['tests'], expectations)
     for t in out['tests']:
         suite = targets.SUITES[t['suite']]
@@ -87,7 +77,7 @@ def run_cell(matrix, cell, image, initrd, expectations):
         'duration_s': round(res.duration, 1), 'tests': out['tests'],
         'problems': out['problems'],
     }
-    _write_json(logfile[:-4] + '.json', record)
+    results.write_json(logfile[:-4] + '.json', record)
     return record
 
 
@@ -125,7 +115,8 @@ def print_table(records):
 
 
 def run_matrix(matrix, cells=None, apply=True, extra_records=()):
-    """Build, boot and report; returns (records, counts)."""
+    """Build, boot and report; returns (records, counts, summary), summary
+    being what RESULTS/<matrix>.json holds (None in a dry run)."""
     errs = targets.validate()
     if errs:
         raise log.StepError('targets.py is inconsistent:\n  ' + '\n  '.join(errs))
@@ -146,7 +137,7 @@ def run_matrix(matrix, cells=None, apply=True, extra_records=()):
         if rec:
             records.append(rec)
     if log.DRY_RUN:
-        return [], counts([])
+        return [], counts([]), None
     summary = {
         'matrix': matrix,
         'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
@@ -156,6 +147,13 @@ def run_matrix(matrix, cells=None, apply=True, extra_records=()):
         'series_head': source.git(['rev-parse', 'HEAD']).stdout.strip(),
         'cells': records,
     }
-    os.makedirs(paths.RESULTS, exist_ok=True)
-    _write_json(os.path.join(paths.RESULTS, matrix + '.json'), summary)
-    return records, counts(records)
+    write_summary(summary)
+    return records, counts(records), summary
+
+
+def write_summary(summary):
+    """RESULTS/<matrix>.json, with the phase durations so far; rewritten
+    when records are added after the matrix (the benchmark smoke run and
+    the series gates of make check)."""
+    results.write_json(os.path.join(paths.RESULTS, summary['matrix'] + '.json'),
+                       dict(summary, phases=log.phases()))

@@ -21,7 +21,7 @@ import re
 import shutil
 import subprocess
 
-from . import log, paths, qemu, targets
+from . import bootspec, log, paths, qemu
 
 SOURCE = os.path.join(paths.REPO, 'plugin', 'kmt-count.c')
 DIR = os.path.join(paths.BUILD, 'plugin')
@@ -322,20 +322,20 @@ def selftest(image, initrd, logdir, tag='selftest'):
     """Boot kmt-tagtest under the plugin (one vCPU, kasan=off) and compare
     the counts with what it executed. Returns (errors, logfile)."""
     so = build()
-    machine = targets.MACHINES['mte']
-    cell = targets.Cell('plugin', 'lean', 'mte', 'off', ())
-    cmdline = qemu.kernel_cmdline(cell, extra=('kmt.tagtest=1',))
     logfile = os.path.join(logdir, 'plugin-%s.log' % tag)
     outfile = os.path.join(logdir, 'plugin-%s.counts' % tag)
     if os.path.exists(outfile):
         os.unlink(outfile)
-    cmd = qemu.qemu_command(machine, image, initrd, cmdline, icount=True, smp=1, seed=1)
-    cmd += qemu_args(so, outfile)
-    res = qemu.boot(cmd, logfile, SELFTEST_TIMEOUT_S, echo=False)
+    spec = bootspec.BootSpec(name='plugin-' + tag, image=image, initrd=initrd,
+                             machine='mte', kasan='off', cmdline=('kmt.tagtest=1',),
+                             smp=1, icount=True, seed=1,
+                             qemu_extra=tuple(qemu_args(so, outfile)),
+                             timeout_s=SELFTEST_TIMEOUT_S, logfile=logfile)
+    res = qemu.run(spec, echo=False)
     if log.DRY_RUN:
         return [], logfile
-    if res.timed_out:
-        return ['the self-test boot timed out (log %s)' % logfile], logfile
+    if res.failure:
+        return ['the self-test boot failed: ' + res.failure], logfile
     expect, ok = parse_expectations(res.lines)
     if not ok or not expect:
         return ['kmt-tagtest did not run to completion (log %s)' % logfile], logfile

@@ -8,10 +8,7 @@ import subprocess
 import threading
 import time
 
-from . import log, targets
-
-QEMU = 'qemu-system-aarch64'
-BASE_CMDLINE = ('console=ttyAMA0', 'panic=-1', 'rdinit=/init')
+from . import bootspec, log
 
 # Console lines worth echoing while a boot runs.
 _PROGRESS = re.compile(r'KMT-(BEGIN|END|DONE|ERROR)|# Subtest:|'
@@ -19,62 +16,47 @@ _PROGRESS = re.compile(r'KMT-(BEGIN|END|DONE|ERROR)|# Subtest:|'
                        r'Kernel panic|# kmt-bench ')
 
 
-def kernel_cmdline(cell, kunit_filter=None, extra=()):
-    args = list(BASE_CMDLINE) + list(targets.KASAN_MODES[cell.kasan])
-    suites = [targets.SUITES[s] for s in cell.suites]
-    kunit = [s for s in suites if s.kind == 'kunit']
-    cfg = targets.CONFIGS.get(cell.config)
-    # Suites built as modules: the guest loads them (kmt.modules) first.
-    modules = []
-    if cfg is not None and cfg.modules:
-        for s in suites:
-            if s.module and s.module not in modules:
-                modules.append(s.module)
-    if kunit_filter:
-        args += ['kunit.enable=1', 'kunit.filter_glob=' + kunit_filter]
-        ksft = []
-    else:
-        ksft = [s for s in suites if s.kind == 'kselftest']
-        if len(kunit) == 1:
-            args += ['kunit.enable=1', 'kunit.filter_glob=' + kunit[0].select]
-        elif kunit:
-            # Several suites, each in its own module: no filter needed.
-            args.append('kunit.enable=1')
-        else:
-            args.append('kunit.enable=0')
-    if modules:
-        args.append('kmt.modules=' + ','.join(modules))
-    if ksft:
-        args.append('kmt.suites=' + ','.join('%s=%s' % (s.name, s.select) for s in ksft))
-    return ' '.join(args + list(cell.cmdline) + list(extra))
-
-
-def qemu_command(machine, image, initrd, cmdline, icount=False, seed=None, smp=None):
-    cmd = [QEMU, '-machine', machine.machine, '-cpu', machine.cpu,
-           '-smp', str(smp or machine.smp), '-m', str(machine.mem_mb),
-           '-kernel', image, '-initrd', initrd, '-append', cmdline,
-           '-display', 'none', '-monitor', 'none', '-serial', 'stdio',
-           '-nic', 'none', '-no-reboot']
-    if icount:
-        cmd += ['-icount', 'shift=0,sleep=off']
-    if seed is not None:
-        cmd += ['-seed', str(seed)]
-    return cmd + list(machine.extra)
-
-
 class BootResult:
-    def __init__(self, cmd, logfile):
+    """What one boot left: the console lines, how QEMU ended, how long it
+    took. One policy for every caller: a boot that timed out or whose QEMU
+    failed has a `failure` (a sentence); check() turns it into an error."""
+
+    def __init__(self, spec, cmd):
+        self.spec = spec
         self.cmd = cmd
-        self.logfile = logfile
+        self.logfile = spec.logfile
         self.lines = []
         self.exit_code = None
         self.timed_out = False
         self.duration = 0.0
 
+    @property
+    def failure(self):
+        if self.timed_out:
+            return ('%s: timed out after %ds, QEMU killed (log %s)'
+                    % (self.spec.name, self.spec.timeout_s, self.logfile))
+        if self.exit_code not in (0, None):
+            return ('%s: QEMU exited with code %d: %s (log %s)'
+                    % (self.spec.name, self.exit_code,
+                       self.lines[-1] if self.lines else '', self.logfile))
+        return None
 
-def boot(cmd, logfile, timeout_s, echo=True):
-    """Run QEMU until it exits or timeout_s passes (then kill it)."""
-    res = BootResult(cmd, logfile)
+    def check(self):
+        """Raise StepError if the boot failed (callers that cannot go on)."""
+        if self.failure:
+            raise log.StepError(self.failure)
+        return self
+
+
+def run(spec, echo=True):
+    """Boot spec under QEMU until it exits or spec.timeout_s passes (then
+    kill it); the console goes to spec.logfile. Never raises for the boot's
+    own outcome: see BootResult.failure."""
+    if not spec.logfile:
+        raise ValueError('boot %s has no log file' % spec.name)
+    cmd = bootspec.qemu_command(spec)
+    logfile, timeout_s = spec.logfile, spec.timeout_s
+    res = BootResult(spec, cmd)
     log.show_cmd(cmd)
     if log.DRY_RUN:
         return res

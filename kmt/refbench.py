@@ -15,7 +15,7 @@ import re
 import statistics
 import subprocess
 
-from . import build, log, paths, qemu, source, targets
+from . import bootspec, build, log, paths, qemu, source, targets
 
 BENCH_PATCHES = os.path.join(paths.REPO, 'bench')
 BRANCH = 'refcount-bench'
@@ -89,14 +89,13 @@ def build_kernels():
 
 
 def _boot(variant, image, initrd, cpu, machine_name, iters, icount, tag):
-    machine = targets.MACHINES[machine_name]
-    cell = targets.Cell('refbench', 'lean', machine_name, 'off', ())
-    cmdline = qemu.kernel_cmdline(cell, extra=('refcount_bench.iters=%d' % iters,))
-    cmd = qemu.qemu_command(machine, image, initrd, cmdline, icount=icount, smp=1, seed=1)
     logfile = os.path.join(paths.LOGS, 'bench', 'refcount-%s-%s-%s.log' % (variant, cpu, tag))
-    res = qemu.boot(cmd, logfile, BOOT_TIMEOUT_S, echo=False)
-    if res.timed_out:
-        raise log.StepError('refcount benchmark boot timed out (log %s)' % logfile)
+    spec = bootspec.BootSpec(name='refcount-%s-%s-%s' % (variant, cpu, tag), image=image,
+                             initrd=initrd, machine=machine_name, kasan='off',
+                             cmdline=('refcount_bench.iters=%d' % iters,), smp=1,
+                             icount=icount, seed=1, timeout_s=BOOT_TIMEOUT_S,
+                             logfile=logfile)
+    res = qemu.run(spec, echo=False).check()
     return parse(res.lines), os.path.relpath(logfile, paths.REPO)
 
 

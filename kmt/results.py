@@ -5,12 +5,26 @@ timeouts and missing results."""
 
 import fnmatch
 import io
+import json
 import os
 import re
 import subprocess
 import sys
 
 from . import log, paths, targets
+
+# The version of the JSON files kmt writes (check.json, run.json, the
+# per-cell files, bench results.json); bumped when a field changes meaning.
+SCHEMA_VERSION = 2
+
+
+def write_json(path, data):
+    """The one writer of kmt's result files: schema version, sorted keys."""
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    with open(path, 'w') as f:
+        json.dump(dict(data, schema=SCHEMA_VERSION), f, indent=1, sort_keys=True)
+        f.write('\n')
+
 
 PASS, FAIL, SKIP, XFAIL = 'pass', 'fail', 'skip', 'xfail'
 

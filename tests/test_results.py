@@ -168,3 +168,23 @@ class ExpectationsTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class WriteJsonTest(unittest.TestCase):
+    def test_schema_version_and_phases(self):
+        import json
+        import tempfile
+        from kmt import log
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, 'sub', 'x.json')
+            with log.phase('unit'):
+                pass
+            results.write_json(path, {'a': 1, 'phases': log.phases()})
+            with open(path) as f:
+                data = json.load(f)
+        self.assertEqual(data['schema'], results.SCHEMA_VERSION)
+        self.assertEqual(data['a'], 1)
+        names = [p['name'] for p in data['phases']]
+        self.assertIn('unit', names)
+        self.assertEqual(names[-1], 'total')
+        self.assertTrue(all(p['seconds'] >= 0 for p in data['phases']))

@@ -2,7 +2,11 @@
 
 import unittest
 
-from kmt import build, qemu, targets
+from kmt import bootspec, build, targets
+
+
+def cmdline(cell, **changes):
+    return bootspec.kernel_cmdline(bootspec.for_cell(cell, 'Image', 'initrd', **changes))
 
 
 class TargetsTest(unittest.TestCase):
@@ -16,7 +20,7 @@ class TargetsTest(unittest.TestCase):
 
     def test_cmdline_kunit_and_kselftest(self):
         cell = [c for c in targets.CHECK if c.name == 'sync'][0]
-        cl = qemu.kernel_cmdline(cell)
+        cl = cmdline(cell)
         self.assertIn('kasan.mode=sync', cl)
         self.assertIn('kunit.filter_glob=kasan', cl)
         self.assertIn('kmt.suites=mte=arm64:check_*,lkdtm-refcount=lkdtm:REFCOUNT_*', cl)
@@ -24,19 +28,19 @@ class TargetsTest(unittest.TestCase):
 
     def test_cmdline_without_kunit(self):
         cell = targets.Cell('lkdtm-only', 'lean', 'llsc', 'off', ('lkdtm-refcount',))
-        cl = qemu.kernel_cmdline(cell)
+        cl = cmdline(cell)
         self.assertIn('kunit.enable=0', cl)
         self.assertIn('kasan=off', cl)
 
     def test_rerun_cmdline_runs_one_case_only(self):
         cell = [c for c in targets.CHECK if c.name == 'async'][0]
-        cl = qemu.kernel_cmdline(cell, kunit_filter='kasan.kmalloc_oob_right')
+        cl = cmdline(cell, kunit_filter='kasan.kmalloc_oob_right')
         self.assertIn('kunit.filter_glob=kasan.kmalloc_oob_right', cl)
         self.assertNotIn('kmt.suites', cl)
 
     def test_cmdline_modules_cell_loads_each_suite_module(self):
         cell = [c for c in targets.CHECK if c.name == 'modules'][0]
-        cl = qemu.kernel_cmdline(cell)
+        cl = cmdline(cell)
         self.assertIn('kmt.modules=kasan_test,refcount_kunit,lkdtm', cl)
         self.assertIn('kunit.enable=1', cl)
         # Two KUnit suites in two modules: a filter would hide one.
@@ -44,12 +48,12 @@ class TargetsTest(unittest.TestCase):
 
     def test_cmdline_builtin_cell_loads_no_module(self):
         cell = [c for c in targets.CHECK_ALL if c.name == 'rt'][0]
-        self.assertNotIn('kmt.modules', qemu.kernel_cmdline(cell))
+        self.assertNotIn('kmt.modules', cmdline(cell))
 
     def test_compile_time_kasan_modes_pass_no_kasan_parameter(self):
         for name in ('kasan-generic', 'kasan-sw-tags', 'kcsan'):
             cell = [c for c in targets.CHECK_ALL if c.name == name][0]
-            self.assertNotIn('kasan', qemu.kernel_cmdline(cell).replace(
+            self.assertNotIn('kasan', cmdline(cell).replace(
                 'filter_glob=kasan', ''), name)
 
     def test_validate_rejects_two_builtin_kunit_suites(self):
@@ -82,8 +86,8 @@ class TargetsTest(unittest.TestCase):
         self.assertNotIn('LLVM=1', build.make_args('/o', targets.CONFIGS['lean']))
 
     def test_qemu_command(self):
-        m = targets.MACHINES['mte']
-        cmd = qemu.qemu_command(m, 'Image', 'initrd', 'x', icount=True, seed=3, smp=1)
+        cmd = bootspec.qemu_command(bootspec.BootSpec('x', 'Image', 'initrd', 'mte',
+                                                      icount=True, seed=3, smp=1))
         self.assertEqual(cmd[cmd.index('-machine') + 1], 'virt,mte=on,gic-version=3')
         self.assertEqual(cmd[cmd.index('-cpu') + 1], 'max')
         self.assertEqual(cmd[cmd.index('-smp') + 1], '1')

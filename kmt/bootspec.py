@@ -1,0 +1,101 @@
+"""One boot as plain data.
+
+A BootSpec says everything about one boot of a guest: the kernel and
+initramfs, the QEMU machine, the kasan mode, what the guest runs (KUnit
+suites, kselftest suites, modules to load, extra kernel parameters) and how
+(vCPUs, -icount, -seed, a TCG plugin, the timeout). Matrix cells, seeded
+reruns, benchmark boots, the refcount benchmark and the plugin's self-test
+all describe their boots this way; kernel_cmdline() and qemu_command()
+render a spec for a local QEMU (qemu.run boots it), and the same fields are
+what a lab job would be rendered from.
+"""
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from . import targets
+
+QEMU = 'qemu-system-aarch64'
+BASE_CMDLINE = ('console=ttyAMA0', 'panic=-1', 'rdinit=/init')
+DEFAULT_TIMEOUT_S = 900
+
+
+@dataclass(frozen=True)
+class BootSpec:
+    name: str                        # what boots, for logs and job names
+    image: str
+    initrd: str
+    machine: str                     # targets.MACHINES
+    kasan: str = 'off'               # targets.KASAN_MODES
+    suites: Tuple[str, ...] = ()     # targets.SUITES the guest runs
+    modules: Tuple[str, ...] = ()    # modules the guest loads first (kmt.modules)
+    kunit_filter: str = ''           # run only these KUnit cases (no kselftests)
+    cmdline: Tuple[str, ...] = ()    # further kernel parameters
+    smp: int = 0                     # vCPUs; 0: the machine's
+    icount: bool = False             # -icount shift=0 (exact, deterministic counts)
+    seed: Optional[int] = None       # QEMU -seed (the guest's random numbers)
+    qemu_extra: Tuple[str, ...] = () # further QEMU arguments (a TCG plugin)
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    logfile: str = ''
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+
+def cell_modules(cell):
+    """The modules a cell's guest loads: one per suite built as a module,
+    in suite order (none when the config builds its suites in)."""
+    cfg = targets.CONFIGS.get(cell.config)
+    mods = []
+    if cfg is not None and cfg.modules:
+        for s in cell.suites:
+            m = targets.SUITES[s].module
+            if m and m not in mods:
+                mods.append(m)
+    return tuple(mods)
+
+
+def for_cell(cell, image, initrd, logfile='', **changes):
+    """The boot of a matrix cell (changes: e.g. a rerun's filter and seed)."""
+    spec = BootSpec(name=cell.name, image=image, initrd=initrd, machine=cell.machine,
+                    kasan=cell.kasan, suites=tuple(cell.suites), modules=cell_modules(cell),
+                    cmdline=tuple(cell.cmdline), timeout_s=cell.timeout_s, logfile=logfile)
+    return spec.replace(**changes) if changes else spec
+
+
+def kernel_cmdline(spec):
+    args = list(BASE_CMDLINE) + list(targets.KASAN_MODES[spec.kasan])
+    suites = [targets.SUITES[s] for s in spec.suites]
+    kunit = [s for s in suites if s.kind == 'kunit']
+    if spec.kunit_filter:
+        args += ['kunit.enable=1', 'kunit.filter_glob=' + spec.kunit_filter]
+        ksft = []
+    else:
+        ksft = [s for s in suites if s.kind == 'kselftest']
+        if len(kunit) == 1:
+            args += ['kunit.enable=1', 'kunit.filter_glob=' + kunit[0].select]
+        elif kunit:
+            # Several suites, each in its own module: no filter needed.
+            args.append('kunit.enable=1')
+        else:
+            args.append('kunit.enable=0')
+    if spec.modules:
+        args.append('kmt.modules=' + ','.join(spec.modules))
+    if ksft:
+        args.append('kmt.suites=' + ','.join('%s=%s' % (s.name, s.select) for s in ksft))
+    return ' '.join(args + list(spec.cmdline))
+
+
+def qemu_command(spec):
+    machine = targets.MACHINES[spec.machine]
+    cmd = [QEMU, '-machine', machine.machine, '-cpu', machine.cpu,
+           '-smp', str(spec.smp or machine.smp), '-m', str(machine.mem_mb),
+           '-kernel', spec.image, '-initrd', spec.initrd, '-append', kernel_cmdline(spec),
+           '-display', 'none', '-monitor', 'none', '-serial', 'stdio',
+           '-nic', 'none', '-no-reboot']
+    if spec.icount:
+        cmd += ['-icount', 'shift=0,sleep=off']
+    if spec.seed is not None:
+        cmd += ['-seed', str(spec.seed)]
+    return cmd + list(machine.extra) + list(spec.qemu_extra)
