@@ -1,5 +1,9 @@
 # Entry points; the work is done by the kmt package (python3 -m kmt --help).
 PY ?= python3
+# BASE=7.3: another base kernel (kmt/bases.py); the default is 6.12.
+ifdef BASE
+export KMT_BASE := $(BASE)
+endif
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
 .PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff cells clean distclean

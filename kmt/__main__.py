@@ -13,7 +13,9 @@
                                   the series' quality gates (checkpatch, maintainers,
                                   warnings; --all adds bisect and configs)
   python3 -m kmt cells            list the matrices
-Options: --dry-run (print commands, run nothing), --cell NAME (repeatable),
+Options: --dry-run (check, run: print the plan, the builds and every QEMU
+command; signoff: say what would change; nothing is run or written),
+--cell NAME (repeatable),
 APPLY=0 in the environment or --no-apply builds the kernel tree as it is.
 """
 
@@ -27,8 +29,8 @@ import subprocess
 import sys
 import unittest
 
-from . import (bench, build, identity, log, matrix, paths, plot, results, series, source,
-               targets)
+from . import (bench, build, identity, log, matrix, paths, plan, plot, results, series,
+               source, targets)
 
 
 def setup_host():
@@ -51,18 +53,17 @@ def tooling_selftests():
         failed = {id(t) for t, _ in res.failures + res.errors}
         tests = []
         for t, _ in res.failures + res.errors:
-            tests.append({'suite': 'tooling', 'name': t.id(), 'status': 'fail',
-                          'detail': 'see ' + os.path.relpath(logfile, paths.REPO)})
+            tests.append(results.test('tooling', t.id(), results.FAIL,
+                                      'see ' + os.path.relpath(logfile, paths.REPO)))
         for t, reason in res.skipped:
-            tests.append({'suite': 'tooling', 'name': t.id(), 'status': 'skip',
-                          'detail': reason})
+            tests.append(results.test('tooling', t.id(), results.SKIP, reason))
         npass = res.testsRun - len(failed) - len(res.skipped)
-        tests += [{'suite': 'tooling', 'name': 'passed-%d' % i, 'status': 'pass',
-                   'detail': ''} for i in range(npass)]
+        tests += [results.test('tooling', 'passed-%d' % i, results.PASS)
+                  for i in range(npass)]
         log.info('tooling self-tests: %d run, %d failed, %d skipped (log %s)' % (
             res.testsRun, len(failed), len(res.skipped), os.path.relpath(logfile, paths.REPO)))
-    return {'cell': 'tooling', 'suites': ['tooling'], 'kasan': '-', 'tests': tests,
-            'problems': [], 'log': os.path.relpath(logfile, paths.REPO)}
+    return results.record('tooling', ['tooling'], '-', tests, (),
+                          os.path.relpath(logfile, paths.REPO))
 
 
 def bench_plot():
@@ -85,44 +86,49 @@ def bench_smoke_record(apply):
             if r['metric'] != 'insn_per_op':
                 continue
             ok = r['value'] > 0
-            tests.append({'suite': 'bench-quick', 'status': 'pass' if ok else 'fail',
-                          'name': '%s/%s/%s' % (r['benchmark'], r['kernel'], r['kasan']),
-                          'detail': '' if ok else 'no instructions counted'})
-        problems += [{'kind': 'bench', 'line': 0, 'text': p} for p in result['problems']]
+            tests.append(_bench_test('%s/%s/%s' % (r['benchmark'], r['kernel'], r['kasan']),
+                                     ok, 'no instructions counted'))
+        problems += [results.problem('bench', p) for p in result['problems']]
         # The kmt-count plugin: its exact-count self-test, and figures for
         # every benchmark on both kernels (kmt/plugin.py).
         st = result.get('plugin_selftest') or {'status': 'fail', 'errors': ['did not run']}
-        tests.append({'suite': 'bench-quick', 'name': 'plugin-selftest', 'status': st['status'],
-                      'detail': '; '.join(st['errors'])})
-        tests += [{'suite': 'bench-quick', 'status': 'pass' if r['value'] > 0 else 'fail',
-                   'name': '%s/%s/%s/plugin' % (r['benchmark'], r['kernel'], r['kasan']),
-                   'detail': '' if r['value'] > 0 else 'the plugin counted nothing'}
+        tests.append(results.test('bench-quick', 'plugin-selftest', st['status'],
+                                  '; '.join(st['errors'])))
+        tests += [_bench_test('%s/%s/%s/plugin' % (r['benchmark'], r['kernel'], r['kasan']),
+                              r['value'] > 0, 'the plugin counted nothing')
                   for r in result['records'] if r['metric'] == 'plugin_insn_per_op']
         # Part 2's promise, from the plugin's call chains (each failed
         # check is also one of result['problems']).
-        tests += [{'suite': 'bench-quick', 'name': name, 'status': 'fail' if p else 'pass',
-                   'detail': p or ''}
+        tests += [_bench_test(name, not p, p)
                   for name, p in bench.untagged_checks(result['records'],
                                                        result['series_empty'])]
         why = bench_plot()
-        tests.append({'suite': 'bench-quick', 'name': 'plot', 'status': 'fail' if why else 'pass',
-                      'detail': why or ''})
+        tests.append(_bench_test('plot', not why, why))
     except log.StepError as e:
-        problems.append({'kind': 'bench', 'line': 0, 'text': str(e)})
-    return {'cell': 'bench', 'suites': ['bench-quick'], 'kasan': 'off,sync', 'tests': tests,
-            'problems': problems, 'log': 'build/logs/bench'}
+        problems.append(results.problem('bench', str(e)))
+    return results.record('bench', ['bench-quick'], 'off,sync', tests, problems,
+                          'build/logs/bench')
+
+
+def _bench_test(name, ok, why):
+    return results.test('bench-quick', name, results.PASS if ok else results.FAIL,
+                        '' if ok else why or '')
+
+
+# Commands whose dry run is honest: it runs nothing and writes nothing.
+DRY_RUN_COMMANDS = ('check', 'run', 'signoff', 'cells')
 
 
 def cmd_matrix(args, name):
-    if not args.dry_run:
-        setup_host()
+    if args.dry_run:
+        print('\n'.join(plan.matrix_plan(name, args.cell)))
+        return 0
+    setup_host()
     extra = []
     if name.startswith('check') and not args.cell:
         extra.append(tooling_selftests())
     records, c, summary = matrix.run_matrix(name, cells=args.cell, apply=args.apply,
                                             extra_records=extra)
-    if args.dry_run:
-        return 0
     if name.startswith('check') and not args.cell:
         records.append(bench_smoke_record(args.apply))
         records += series.run(series.QUICK_GATES)
@@ -177,7 +183,11 @@ def main(argv=None):
     p.add_argument('--plan', choices=sorted(bench.PLANS),
                    help='full (default), quick (= --quick) or shapes (upstream sizes)')
     args = ap.parse_args(argv)
-    log.DRY_RUN = args.dry_run
+    if args.dry_run and args.cmd not in DRY_RUN_COMMANDS:
+        print('error: --dry-run (DRY_RUN=1) is supported by %s only: %s would have to '
+              'run its steps to get to the next one (git, builds, boots)'
+              % (', '.join(sorted(DRY_RUN_COMMANDS)), args.cmd), file=sys.stderr)
+        return 2
     # On SIGTERM, unwind like on ^C so that cleanups (e.g. checking the
     # kernel tree's branch out again after a baseline build) still run.
     signal.signal(signal.SIGTERM, _terminate)
@@ -217,16 +227,15 @@ def main(argv=None):
             names = source.export_series(args.branch)
             log.info('exported %d patches to patches/: %s' % (len(names), ' '.join(names)))
         elif args.cmd == 'signoff':
-            names = identity.sign_series(args.identity)
+            names = identity.sign_series(args.identity, dry_run=args.dry_run)
             log.info('%s %d patches as %s: %s' % (
                 'would sign' if args.dry_run else 'signed', len(names), args.identity,
                 ' '.join(names) or '(none changed)'))
         elif args.cmd == 'bench':
-            if not args.dry_run:
-                setup_host()
-            plan = args.plan or ('quick' if args.quick else 'full')
-            result, table = bench.run(apply=args.apply, plan_name=plan)
-            name = bench.PLANS[plan].get('output', 'results')
+            setup_host()
+            plan_name = args.plan or ('quick' if args.quick else 'full')
+            result, table = bench.run(apply=args.apply, plan_name=plan_name)
+            name = bench.PLANS[plan_name].get('output', 'results')
             why = bench_plot() if name == 'results' else None
             print('\n' + table)
             print('Results: build/results/bench/%s.json, %s.md%s' % (
@@ -262,8 +271,7 @@ def main(argv=None):
                 f.write(text)
             log.info('updated the results in README.md')
         elif args.cmd == 'series-check':
-            if not args.dry_run:
-                setup_host()
+            setup_host()
             tag = source.ensure_base()
             if args.apply:
                 source.apply_series(tag=tag)
@@ -275,9 +283,15 @@ def main(argv=None):
             print('%d passed, %d failed' % (c['pass'], c['fail']))
             return 1 if c['fail'] else 0
         elif args.cmd == 'cells':
+            # check-all is check plus more: each cell is listed once, under
+            # the first matrix that has it.
+            seen = set()
             for name, cells in targets.MATRICES.items():
                 for c in cells:
-                    print('%-6s %-10s config=%-5s machine=%-5s kasan=%-6s suites=%s' % (
+                    if c in seen:
+                        continue
+                    seen.add(c)
+                    print('%-9s %-26s config=%-24s machine=%-9s kasan=%-7s suites=%s' % (
                         name, c.name, c.config, c.machine, c.kasan, ','.join(c.suites)))
         log.summary()
         return 0

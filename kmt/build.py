@@ -2,13 +2,12 @@
 the kselftests, and pack the guest initramfs."""
 
 import gzip
-import hashlib
 import os
 import re
 import shutil
 import subprocess
 
-from . import log, paths, targets
+from . import cache, log, paths, targets
 
 KERNEL_ENV = {
     'ARCH': paths.ARCH,
@@ -113,20 +112,14 @@ def fragment_paths(cfg, tree='series', series_tests=None):
 
 def configure(cfg, src, out, logfile, tree='series', series_tests=None):
     frags = fragment_paths(cfg, tree, series_tests)
-    h = hashlib.sha256(cfg.base.encode())
-    h.update(b'llvm' if cfg.llvm else b'gcc')
-    for f in frags:
-        with open(f, 'rb') as fh:
-            h.update(fh.read())
-    stamp = h.hexdigest()
+    stamp = cache.key(cfg.base, 'llvm' if cfg.llvm else 'gcc', files=frags)
     stamp_file = os.path.join(out, '.kmt-config-stamp')
     dot_config = os.path.join(out, '.config')
-    if os.path.exists(stamp_file) and os.path.exists(dot_config):
-        with open(stamp_file) as f:
-            if f.read().strip() == stamp:
-                log.info('config %s up to date' % cfg.name)
-                return
+    if cache.fresh(stamp_file, stamp, outputs=(dot_config,)):
+        log.info('config %s up to date' % cfg.name)
+        return
     os.makedirs(out, exist_ok=True)
+    cache.invalidate(stamp_file)
     env = toolchain_env(cfg)
     merge = [os.path.join(src, 'scripts/kconfig/merge_config.sh'), '-O', out]
     if cfg.base == 'allnoconfig':
@@ -134,21 +127,27 @@ def configure(cfg, src, out, logfile, tree='series', series_tests=None):
     else:
         cmd = merge + [os.path.join('arch', paths.ARCH, 'configs', cfg.base)] + frags
     log.run(cmd, logfile=logfile, cwd=src, env=env)
-    if log.DRY_RUN:
-        # merge_config.sh was only printed: the .config on disk (if any) is
-        # the last real build's, not this one's. Nothing to verify.
-        return
     with open(dot_config) as f:
-        have = parse_config(f)
-    bad = config_mismatches(requested(frags), have)
+        lines = f.read().splitlines()
+    have = parse_config(lines)
+    want = requested(frags)
+    for opt, why in paths.BASE.gone:
+        if opt in want:
+            if any(re.match(r'(# )?%s[= ]' % opt, l) for l in lines):
+                raise log.StepError('config %s: %s is listed as gone from base %s (%s), '
+                                    'but the kernel still has it: fix kmt/bases.py'
+                                    % (cfg.name, opt, paths.BASE_NAME, why))
+            log.info('config %s: %s not checked: base %s has no such option (%s)'
+                     % (cfg.name, opt, paths.BASE_NAME, why))
+            del want[opt]
+    bad = config_mismatches(want, have)
     if bad:
         raise log.StepError(
             'config %s: %d requested option(s) did not end up set (missing '
             'dependency or wrong name; merge_config.sh output in %s):\n%s'
             % (cfg.name, len(bad), logfile,
                '\n'.join('    %s: requested %s, got %s' % b for b in bad)))
-    with open(stamp_file, 'w') as f:
-        f.write(stamp + '\n')
+    cache.record(stamp_file, stamp)
 
 
 # ---- kernel and kselftests ----------------------------------------------
@@ -158,8 +157,6 @@ def build_kernel(cfg, src, out, logfile, tree='series', series_tests=None):
     goals = ['Image'] + (['modules'] if cfg.modules else [])
     log.run(make_args(out, cfg) + goals, logfile=logfile, cwd=src, env=KERNEL_ENV)
     image = os.path.join(out, 'arch', paths.ARCH, 'boot', 'Image')
-    if log.DRY_RUN:
-        return image
     if not os.path.exists(image):
         raise log.StepError('no Image after the build (log: %s)' % logfile)
     return image
@@ -171,31 +168,34 @@ def install_modules(cfg, src, out, logfile):
     if not cfg.modules:
         return None
     root = os.path.join(out, 'modroot')
-    if not log.DRY_RUN:
-        shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
     log.run(make_args(out, cfg) + ['INSTALL_MOD_PATH=' + root, 'INSTALL_MOD_STRIP=1',
                                    'modules_install'],
             logfile=logfile, cwd=src, env=KERNEL_ENV)
     moddir = os.path.join(root, 'lib', 'modules')
-    if not log.DRY_RUN and not os.path.isdir(moddir):
+    if not os.path.isdir(moddir):
         raise log.StepError('modules_install left no lib/modules (log: %s)' % logfile)
     return moddir
 
 
-KSELFTEST_TARGETS = 'arm64 lkdtm'
-ARM64_SUBTARGETS = 'mte'
+def kselftest_make_vars():
+    """TARGETS= and the <COLLECTION>_SUBTARGETS= of the kselftest suites
+    (targets.SUITES), e.g. TARGETS=arm64 lkdtm, ARM64_SUBTARGETS=mte."""
+    collections, subs = targets.kselftest_build()
+    args = ['TARGETS=' + ' '.join(collections)]
+    for coll in collections:
+        if subs.get(coll):
+            args.append('%s_SUBTARGETS=%s' % (coll.upper().replace('-', '_'),
+                                              ' '.join(subs[coll])))
+    return args
 
 
 def build_kselftests(src, out, logfile):
     """Cross-build and install the kselftests the suites use; returns the
     install directory (holding run_kselftest.sh)."""
     inst = os.path.join(out, 'kselftest', 'kselftest_install')
-    log.run(make_args(out) + ['TARGETS=' + KSELFTEST_TARGETS,
-                              'ARM64_SUBTARGETS=' + ARM64_SUBTARGETS,
-                              'kselftest-install'],
+    log.run(make_args(out) + kselftest_make_vars() + ['kselftest-install'],
             logfile=logfile, cwd=src, env=KERNEL_ENV)
-    if log.DRY_RUN:
-        return inst
     if not os.path.exists(os.path.join(inst, 'run_kselftest.sh')):
         raise log.StepError('kselftest install has no run_kselftest.sh (log: %s)' % logfile)
     mte = os.path.join(inst, 'arm64')
@@ -261,10 +261,6 @@ def make_initramfs(kselftest_dir, out, logfile, modules_dir=None):
     """Pack busybox, coreutils, libraries, the kselftests, the kernel's
     modules (if any) and the init script into a gzip'ed newc cpio archive
     (booted with -initrd)."""
-    if log.DRY_RUN:
-        cpio = os.path.join(out, 'initramfs.cpio.gz')
-        log.info('dry run: would pack %s' % cpio)
-        return cpio
     root = os.path.join(out, 'initramfs')
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
@@ -351,7 +347,7 @@ def build_all(cfg_name, src=paths.SRC, tree='series', series_tests=None):
             cfg_name, cfg.base, ' '.join(cfg.fragments), os.path.relpath(logfile))):
         image = build_kernel(cfg, src, out, logfile, tree, series_tests)
         modules = install_modules(cfg, src, out, logfile)
-    with log.phase('build kselftests (%s)' % KSELFTEST_TARGETS):
+    with log.phase('build kselftests (%s)' % ' '.join(kselftest_make_vars())):
         ksft = build_kselftests(src, kselftest_out(cfg, src, out, tree, logfile), logfile)
     with log.phase('initramfs'):
         initrd = make_initramfs(ksft, out, logfile, modules)

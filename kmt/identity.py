@@ -47,8 +47,9 @@ def sign(text, ident, old=PLACEHOLDER):
     return head + sep + rest
 
 
-def sign_series(ident, patch_dir=paths.PATCHES):
-    """Rewrite every patch of patch_dir; returns the names changed."""
+def sign_series(ident, patch_dir=paths.PATCHES, dry_run=False):
+    """Rewrite every patch of patch_dir (dry_run: only say which would
+    change); returns the names changed."""
     check_identity(ident)
     changed = []
     for name in sorted(os.listdir(patch_dir)):
@@ -59,7 +60,7 @@ def sign_series(ident, patch_dir=paths.PATCHES):
             text = f.read()
         new = sign(text, ident)
         if new != text:
-            if not log.DRY_RUN:
+            if not dry_run:
                 with open(path, 'w') as f:
                     f.write(new)
             changed.append(name)

@@ -8,7 +8,6 @@ import time
 
 _T0 = time.monotonic()
 _PHASES = []          # (name, seconds, status)
-DRY_RUN = False
 
 
 class StepError(Exception):
@@ -82,8 +81,6 @@ def run(cmd, logfile=None, cwd=None, env=None, check=True, quiet=False,
     cmd = [str(c) for c in cmd]
     if not quiet:
         show_cmd(cmd, cwd)
-    if DRY_RUN:
-        return 0
     full_env = None
     if env:
         full_env = dict(os.environ)

@@ -47,11 +47,9 @@ def run_cell(matrix, cell, image, initrd, expectations):
     with log.phase('boot %s: %s, cpu %s, kasan %s, suites %s' % (
             cell.name, cell.config, machine.cpu, cell.kasan, ' '.join(cell.suites))):
         res = qemu.run(spec)
-    if log.DRY_RUN:
-        return None
     out = results.analyze(res.lines, cell, timed_out=res.timed_out)
     if res.failure and not res.timed_out:
-        out['problems'].append({'kind': 'qemu', 'line': 0, 'text': res.failure})
+        out['problems'].append(results.problem('qemu', res.failure))
     out['problems'] += results.apply_expectations(cell.name, out['tests'], expectations)
     for t in out['tests']:
         suite = targets.SUITES[t['suite']]
@@ -69,14 +67,11 @@ def run_cell(matrix, cell, image, initrd, expectations):
                            % (passes, runs))
         else:
             t['detail'] = 'failed %d of %d seeded reruns too' % (runs - passes, runs)
-    record = {
-        'matrix': matrix, 'cell': cell.name, 'config': cell.config,
-        'machine': cell.machine, 'cpu': machine.cpu, 'kasan': cell.kasan,
-        'suites': list(cell.suites), 'qemu': res.cmd, 'log': os.path.relpath(logfile, paths.REPO),
-        'exit_code': res.exit_code, 'timed_out': res.timed_out,
-        'duration_s': round(res.duration, 1), 'tests': out['tests'],
-        'problems': out['problems'],
-    }
+    record = results.record(
+        cell.name, cell.suites, cell.kasan, out['tests'], out['problems'],
+        os.path.relpath(logfile, paths.REPO), matrix=matrix, config=cell.config,
+        machine=cell.machine, cpu=machine.cpu, qemu=res.cmd, exit_code=res.exit_code,
+        timed_out=res.timed_out, duration_s=round(res.duration, 1))
     results.write_json(logfile[:-4] + '.json', record)
     return record
 
@@ -116,7 +111,7 @@ def print_table(records):
 
 def run_matrix(matrix, cells=None, apply=True, extra_records=()):
     """Build, boot and report; returns (records, counts, summary), summary
-    being what RESULTS/<matrix>.json holds (None in a dry run)."""
+    being what RESULTS/<matrix>.json holds."""
     errs = targets.validate()
     if errs:
         raise log.StepError('targets.py is inconsistent:\n  ' + '\n  '.join(errs))
@@ -127,17 +122,23 @@ def run_matrix(matrix, cells=None, apply=True, extra_records=()):
     with log.phase('kernel tree'):
         tag = source.ensure_base()
         patches = source.apply_series(tag=tag) if apply else None
+    # An empty series (a base as it ships): no series test options to
+    # configure, no suites the series adds to run.
+    empty = source.tree_is_base(tag)
+    if empty:
+        chosen, dropped = targets.without_series(chosen)
+        for name, suites in dropped:
+            log.info('%s: no %s here (the series adds it; the series is empty)'
+                     % (name, ', '.join(suites)))
     built = {}
     records = list(extra_records)
     for cell in chosen:
         if cell.config not in built:
-            built[cell.config] = build.build_all(cell.config)
+            built[cell.config] = build.build_all(cell.config, series_tests=not empty)
         image, initrd = built[cell.config]
         rec = run_cell(matrix, cell, image, initrd, expectations)
         if rec:
             records.append(rec)
-    if log.DRY_RUN:
-        return [], counts([]), None
     summary = {
         'matrix': matrix,
         'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),

@@ -15,13 +15,12 @@ installed qemu-system-arm version (apt-get source --download-only; needs a
 deb-src entry, which scripts/setup-host.sh adds)."""
 
 import glob
-import hashlib
 import os
 import re
 import shutil
 import subprocess
 
-from . import bootspec, log, paths, qemu
+from . import bootspec, cache, log, paths, qemu
 
 SOURCE = os.path.join(paths.REPO, 'plugin', 'kmt-count.c')
 DIR = os.path.join(paths.BUILD, 'plugin')
@@ -74,8 +73,6 @@ def fetch_header(version=None):
     logfile = os.path.join(paths.LOGS, 'plugin-build.log')
     with log.phase('QEMU plugin API header (Debian source package %s %s)'
                    % (QEMU_SOURCE_PACKAGE, version)):
-        if log.DRY_RUN:
-            return hdir
         show = subprocess.run(['apt-cache', 'showsrc', QEMU_SOURCE_PACKAGE],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         if 'Version: %s\n' % version not in show.stdout:
@@ -133,23 +130,16 @@ def build():
     only when the source, the header or the flags changed."""
     hdir = fetch_header()
     so = os.path.join(DIR, 'libkmt-count.so')
-    if log.DRY_RUN:
-        return so
     cmd = ['gcc'] + CFLAGS + glib_cflags() + ['-I', hdir, '-o', so + '.tmp', SOURCE]
-    h = hashlib.sha256(' '.join(cmd).encode())
-    for f in (SOURCE, os.path.join(hdir, 'qemu-plugin.h')):
-        with open(f, 'rb') as fh:
-            h.update(fh.read())
+    k = cache.key(' '.join(cmd), files=(SOURCE, os.path.join(hdir, 'qemu-plugin.h')))
     stamp = so + '.stamp'
-    if os.path.exists(so) and os.path.exists(stamp):
-        with open(stamp) as f:
-            if f.read().strip() == h.hexdigest():
-                return so
+    if cache.fresh(stamp, k, outputs=(so,)):
+        return so
     with log.phase('build the QEMU plugin %s' % os.path.relpath(SOURCE, paths.REPO)):
+        cache.invalidate(stamp)
         log.run(cmd, logfile=os.path.join(paths.LOGS, 'plugin-build.log'))
         os.rename(so + '.tmp', so)
-        with open(stamp, 'w') as f:
-            f.write(h.hexdigest() + '\n')
+        cache.record(stamp, k)
     return so
 
 
@@ -332,8 +322,6 @@ def selftest(image, initrd, logdir, tag='selftest'):
                              qemu_extra=tuple(qemu_args(so, outfile)),
                              timeout_s=SELFTEST_TIMEOUT_S, logfile=logfile)
     res = qemu.run(spec, echo=False)
-    if log.DRY_RUN:
-        return [], logfile
     if res.failure:
         return ['the self-test boot failed: ' + res.failure], logfile
     expect, ok = parse_expectations(res.lines)

@@ -19,11 +19,8 @@ from . import bootspec, build, log, paths, qemu, source, targets
 
 BENCH_PATCHES = os.path.join(paths.REPO, 'bench')
 BRANCH = 'refcount-bench'
-# kernel variant -> config fragments on top of the lean config
-VARIANTS = {
-    'fastpath': ('refbench.config',),
-    'generic': ('refbench.config', 'refcount-generic.config'),
-}
+# kernel variant -> its configuration (targets.CONFIGS)
+VARIANTS = {'fastpath': 'refbench-fastpath', 'generic': 'refbench-generic'}
 CPUS = (('max', 'mte'), ('cortex-a72', 'llsc'))
 OPS = ('inc', 'add', 'dec', 'dec_and_test', 'sub_and_test', 'inc_not_zero',
        'dec_and_test_final', 'timing')
@@ -60,12 +57,6 @@ def text_size(vmlinux):
     raise log.StepError('no .text in %s' % vmlinux)
 
 
-def _config(variant):
-    base = targets.CONFIGS['lean']
-    return targets.KernelConfig('refbench-' + variant, base.base,
-                                base.fragments + VARIANTS[variant])
-
-
 def build_kernels():
     """Build both variants from series + benchmark patch; returns
     {variant: (image, vmlinux)}. The kernel tree's branch is restored."""
@@ -79,7 +70,7 @@ def build_kernels():
             raise log.StepError('the benchmark patch does not apply on the series:\n'
                                 + res.stdout)
         for v in VARIANTS:
-            cfg = _config(v)
+            cfg = targets.CONFIGS[VARIANTS[v]]
             o = build.out_dir(cfg.name, 'bench')
             logfile = os.path.join(paths.LOGS, 'build-bench-%s.log' % cfg.name)
             with log.phase('build %s kernel (%s)' % (cfg.name, ' '.join(cfg.fragments))):

@@ -3,6 +3,8 @@ parser (tools/testing/kunit/kunit_parser.py), kernel reports (panic, oops,
 BUG, WARNING, KASAN) outside the suites that provoke them on purpose,
 timeouts and missing results."""
 
+import dataclasses
+import enum
 import fnmatch
 import io
 import json
@@ -26,7 +28,103 @@ def write_json(path, data):
         f.write('\n')
 
 
-PASS, FAIL, SKIP, XFAIL = 'pass', 'fail', 'skip', 'xfail'
+class Status(str, enum.Enum):
+    """A test's outcome (a str: it compares and serialises as its value)."""
+    PASS = 'pass'
+    FAIL = 'fail'
+    SKIP = 'skip'
+    XFAIL = 'xfail'     # a known failure of the base, with its reason
+
+    def __str__(self):
+        return self.value
+
+
+PASS, FAIL, SKIP, XFAIL = Status.PASS, Status.FAIL, Status.SKIP, Status.XFAIL
+
+# What can go wrong besides a failed test: the kernel reports of REPORTS
+# and what the tooling itself notices.
+PROBLEM_KINDS = ('panic', 'kasan', 'oops', 'stall', 'bug', 'warning',
+                 'timeout', 'missing', 'module', 'qemu', 'unexpected-pass',
+                 'bench', 'gate')
+
+
+@dataclasses.dataclass(frozen=True)
+class TestResult:
+    suite: str
+    name: str
+    status: Status
+    detail: str = ''
+    # A probabilistic failure's seeded reruns: {'passed', 'runs', 'logs'}.
+    reruns: dict = None
+
+    def __post_init__(self):
+        object.__setattr__(self, 'status', Status(self.status))
+
+    def as_dict(self):
+        d = {'suite': self.suite, 'name': self.name, 'status': self.status.value,
+             'detail': self.detail}
+        if self.reruns is not None:
+            d['reruns'] = self.reruns
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    kind: str
+    text: str
+    line: int = 0       # line of the console log, 0: none
+
+    def __post_init__(self):
+        if self.kind not in PROBLEM_KINDS:
+            raise ValueError('unknown problem kind %r' % self.kind)
+
+    def as_dict(self):
+        return {'kind': self.kind, 'line': self.line, 'text': self.text}
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """One row of a results file: a matrix cell, the tooling tests, the
+    benchmark smoke run or a series gate. `extra` holds what only some
+    rows have (a cell's machine, QEMU command, exit code, duration)."""
+    cell: str
+    suites: tuple
+    kasan: str
+    tests: tuple = ()
+    problems: tuple = ()
+    log: str = '-'
+    extra: tuple = ()   # (key, value) pairs
+
+    def as_dict(self):
+        d = dict(self.extra)
+        d.update({'cell': self.cell, 'suites': list(self.suites), 'kasan': self.kasan,
+                  'tests': [_as_dict(t, TestResult) for t in self.tests],
+                  'problems': [_as_dict(p, Problem) for p in self.problems],
+                  'log': self.log})
+        return d
+
+
+def _as_dict(x, cls):
+    """A TestResult/Problem, or the dict of one (checked by making one)."""
+    if isinstance(x, cls):
+        return x.as_dict()
+    return cls(**x).as_dict()
+
+
+def test(suite, name, status, detail=''):
+    """One test result, as stored in a record."""
+    return TestResult(suite, name, status, detail).as_dict()
+
+
+def problem(kind, text, line=0):
+    """One problem, as stored in a record."""
+    return Problem(kind, text, line).as_dict()
+
+
+def record(cell, suites, kasan, tests=(), problems=(), log_path='-', **extra):
+    """One row of a results file, every field checked."""
+    return Record(cell, tuple(suites), kasan, tuple(tests), tuple(problems), log_path,
+                  tuple(extra.items())).as_dict()
 
 _parser = None
 
@@ -283,28 +381,27 @@ def analyze(lines, cell, timed_out=False):
     problems = []
     tests = []
     if timed_out:
-        problems.append({'kind': 'timeout', 'line': 0, 'text': lines[-1] if lines else ''})
+        problems.append(problem('timeout', lines[-1] if lines else ''))
     for n, kind, text in kernel_reports(lines, suites):
-        problems.append({'kind': kind, 'line': n, 'text': text})
+        problems.append(problem(kind, text, n))
     for s in suites:
         r = suite_results(lines, s)
         if isinstance(r, str):
-            problems.append({'kind': 'missing', 'line': 0, 'text': r})
-            tests.append({'suite': s.name, 'name': '(suite)', 'status': FAIL, 'detail': r})
+            problems.append(problem('missing', r))
+            tests.append(test(s.name, '(suite)', FAIL, r))
             continue
         reasons = skip_reasons(lines)
         for name, st, detail in r:
             if st == SKIP and not detail:
                 detail = reasons.get(name, '')
-            tests.append({'suite': s.name, 'name': name, 'status': st, 'detail': detail})
+            tests.append(test(s.name, name, st, detail))
     for i, l in enumerate(lines):
         m = re.match(r'KMT-MODULE (\S+) rc=(\d+)', l)
         if m and m.group(2) != '0':
-            problems.append({'kind': 'module', 'line': i + 1,
-                             'text': 'modprobe %s failed (rc=%s)' % m.groups()})
+            problems.append(problem('module', 'modprobe %s failed (rc=%s)' % m.groups(),
+                                    i + 1))
     if not timed_out and not any(l.startswith('KMT-DONE') for l in lines):
-        problems.append({'kind': 'missing', 'line': 0,
-                         'text': 'init never finished (no KMT-DONE)'})
+        problems.append(problem('missing', 'init never finished (no KMT-DONE)'))
     return {'tests': tests, 'problems': problems}
 
 
@@ -344,8 +441,7 @@ def apply_expectations(cell_name, tests, expectations):
                     t['status'] = XFAIL
                     t['detail'] = 'expected failure: ' + e['reason']
                 elif t['status'] == PASS:
-                    problems.append({'kind': 'unexpected-pass', 'line': 0,
-                                     'text': '%s/%s passed but expectations.txt says it fails '
-                                             '(%s): update the file' % (t['suite'], t['name'],
-                                                                       e['reason'])})
+                    problems.append(problem(
+                        'unexpected-pass', '%s/%s passed but expectations.txt says it fails '
+                        '(%s): update the file' % (t['suite'], t['name'], e['reason'])))
     return problems

@@ -21,7 +21,7 @@ import os
 import re
 import subprocess
 
-from . import build, log, paths, source, targets
+from . import build, log, paths, results, source, targets
 
 QUICK_GATES = ('checkpatch', 'maintainers', 'warnings', 'docs')
 ALL_GATES = QUICK_GATES + ('bisect', 'configs')
@@ -33,14 +33,13 @@ SERIES_RESULTS = os.path.join(paths.RESULTS, 'series')
 
 
 def _record(gate, tests, logfile='-', problems=()):
-    return {'cell': 'series-' + gate, 'suites': [gate], 'kasan': '-', 'tests': tests,
-            'problems': list(problems),
-            'log': os.path.relpath(logfile, paths.REPO) if logfile != '-' else '-'}
+    return results.record('series-' + gate, [gate], '-', tests, problems,
+                          os.path.relpath(logfile, paths.REPO) if logfile != '-' else '-')
 
 
 def _test(suite, name, ok, detail=''):
-    return {'suite': suite, 'name': name, 'status': 'pass' if ok else 'fail',
-            'detail': '' if ok else detail}
+    return results.test(suite, name, results.PASS if ok else results.FAIL,
+                        '' if ok else detail)
 
 
 def series_commits(tag):
@@ -175,9 +174,9 @@ def gate_warnings(tag):
     for f in files:
         if after[f] is None:
             if f in before and before[f] is None:
-                tests.append({'suite': 'warnings', 'name': f, 'status': 'skip',
-                              'detail': 'not built with the %s config, before or after '
-                                        'the series' % cfg.name})
+                tests.append(results.test('warnings', f, results.SKIP,
+                                          'not built with the %s config, before or after '
+                                          'the series' % cfg.name))
                 log.info('W=1 + sparse %s: skipped, not built with the %s config'
                          % (f, cfg.name))
             else:
@@ -295,6 +294,5 @@ def run(gates=QUICK_GATES):
             try:
                 records.append(GATES[g](tag))
             except log.StepError as e:
-                records.append(_record(g, [], problems=[
-                    {'kind': 'gate', 'line': 0, 'text': str(e)}]))
+                records.append(_record(g, [], problems=[results.problem('gate', str(e))]))
     return records

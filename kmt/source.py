@@ -3,13 +3,13 @@ applied on a branch with git am, and the export of a branch back to patches/.
 """
 
 import contextlib
-import hashlib
+import glob
 import os
 import re
 import shutil
 import subprocess
 
-from . import log, paths
+from . import cache, log, paths
 
 BRANCH = 'series'
 # A fixed identity and date make the base commit the same on every machine,
@@ -55,13 +55,84 @@ def checked_out(ref, src=None, branch=None):
 
 
 def base_version():
-    """The Debian version of the installed kernel source package."""
+    """The Debian version of the base's kernel source package: installed on
+    the host, or downloaded into the base's build directory (bases.py)."""
+    if paths.BASE.suite:
+        debs = sorted(glob.glob(os.path.join(paths.PKG, '%s_*.deb' % paths.SOURCE_PACKAGE)))
+        if not debs:
+            fetch_base_package()
+            debs = sorted(glob.glob(os.path.join(paths.PKG, '%s_*.deb'
+                                                 % paths.SOURCE_PACKAGE)))
+        res = subprocess.run(['dpkg-deb', '-f', debs[-1], 'Version'],
+                             stdout=subprocess.PIPE, text=True, check=True)
+        return res.stdout.strip()
     res = subprocess.run(['dpkg-query', '-W', '-f=${Version}', paths.SOURCE_PACKAGE],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     if res.returncode != 0 or not res.stdout:
         raise log.StepError('%s is not installed (run scripts/setup-host.sh)'
                             % paths.SOURCE_PACKAGE)
     return res.stdout.strip()
+
+
+APT_SOURCES = ('/etc/apt/sources.list', '/etc/apt/sources.list.d')
+DEBIAN_KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg'
+
+
+def host_archives(sources=APT_SOURCES):
+    """The Debian archive addresses the host's apt sources name (one-line
+    .list and deb822 .sources files), security archives left out."""
+    files = []
+    for s in sources:
+        if os.path.isdir(s):
+            files += sorted(os.path.join(s, f) for f in os.listdir(s)
+                            if f.endswith(('.list', '.sources')))
+        elif os.path.exists(s):
+            files.append(s)
+    uris = []
+    for f in files:
+        with open(f) as fh:
+            text = fh.read()
+        if f.endswith('.sources'):
+            found = re.findall(r'^URIs:\s*(.+)$', text, re.M)
+            found = [u for line in found for u in line.split()]
+        else:
+            found = re.findall(r'^deb(?:-src)?\s+(?:\[[^]]*\]\s+)?(\S+)', text, re.M)
+        for u in found:
+            u = u.rstrip('/')
+            if u.endswith('/debian') and u not in uris:
+                uris.append(u)
+    return uris
+
+
+def fetch_base_package():
+    """apt-get download the base's package from its suite, with an apt
+    state of its own (the host's sources, lists and installed packages are
+    not touched), and unpack it (dpkg -x) into paths.PKG."""
+    base = paths.BASE
+    archives = host_archives()
+    if not archives:
+        raise log.StepError('no Debian archive in the host\'s apt sources (%s) to download '
+                            '%s from' % (', '.join(APT_SOURCES), base.package))
+    state = os.path.join(paths.BASE_BUILD, 'apt')
+    for d in ('lists/partial', 'archives/partial', 'etc/sources.list.d'):
+        os.makedirs(os.path.join(state, d), exist_ok=True)
+    with open(os.path.join(state, 'etc', 'sources.list'), 'w') as f:
+        f.write('deb [signed-by=%s] %s %s main\n' % (DEBIAN_KEYRING, archives[0], base.suite))
+    opts = ['-o', 'Dir::State=' + state, '-o', 'Dir::Cache=' + state,
+            '-o', 'Dir::Etc::SourceList=' + os.path.join(state, 'etc', 'sources.list'),
+            '-o', 'Dir::Etc::SourceParts=' + os.path.join(state, 'etc', 'sources.list.d'),
+            '-o', 'Debug::NoLocking=1', '-o', 'APT::Sandbox::User=root', '-q']
+    logfile = os.path.join(paths.LOGS, 'base-package.log')
+    os.makedirs(paths.PKG, exist_ok=True)
+    with log.phase('download %s from %s %s' % (base.package, archives[0], base.suite)):
+        log.run(['apt-get'] + opts + ['update'], logfile=logfile)
+        log.run(['apt-get'] + opts + ['download', base.package], logfile=logfile,
+                cwd=paths.PKG)
+        debs = glob.glob(os.path.join(paths.PKG, '%s_*.deb' % base.package))
+        if not debs:
+            raise log.StepError('apt-get download left no %s .deb (log %s)'
+                                % (base.package, logfile))
+        log.run(['dpkg-deb', '-x', sorted(debs)[-1], paths.PKG], logfile=logfile)
 
 
 def base_tag(version=None):
@@ -82,12 +153,8 @@ def ensure_base(src=paths.SRC):
             'Export any work (make export), then remove %s and run again.'
             % (src, ', '.join(have) or 'an unknown base', paths.SOURCE_PACKAGE,
                version, src))
-    if log.DRY_RUN:
-        # Every later step reads the tree (git am, config checks), so a dry
-        # run cannot pretend to have unpacked it.
-        raise log.StepError('dry run: there is no kernel tree in %s yet; run make prepare '
-                            'first (it unpacks %s and applies the series)'
-                            % (src, paths.SOURCE_PACKAGE))
+    if paths.BASE.suite and not os.path.exists(paths.SOURCE_TARBALL):
+        fetch_base_package()
     if not os.path.exists(paths.SOURCE_TARBALL):
         raise log.StepError('%s missing (package %s)' % (paths.SOURCE_TARBALL,
                                                           paths.SOURCE_PACKAGE))
@@ -110,6 +177,12 @@ def ensure_base(src=paths.SRC):
         log.info('base commit %s tagged %s' % (
             git(['rev-parse', 'HEAD'], cwd=src).stdout.strip(), tag))
     return tag
+
+
+def tree_is_base(tag, src=None):
+    """True if the checked-out tree is the base's (an empty series)."""
+    return git(['rev-parse', tag + '^{tree}'], cwd=src).stdout == \
+        git(['rev-parse', 'HEAD^{tree}'], cwd=src).stdout
 
 
 def read_series(patch_dir=paths.PATCHES):
@@ -138,11 +211,7 @@ def read_series(patch_dir=paths.PATCHES):
 
 
 def series_stamp(tag, patches, patch_dir=paths.PATCHES):
-    h = hashlib.sha256(tag.encode())
-    for p in patches:
-        with open(os.path.join(patch_dir, p), 'rb') as f:
-            h.update(p.encode() + b'\0' + f.read())
-    return h.hexdigest()
+    return cache.key(tag, *patches, files=[os.path.join(patch_dir, p) for p in patches])
 
 
 def _am_in_progress(src):
@@ -168,14 +237,11 @@ def apply_series(src=paths.SRC, patch_dir=paths.PATCHES, branch=BRANCH, tag=None
             'uncommitted changes in %s (branch %s):\n%s\nCommit them (then make export) '
             'or stash them; or build the tree as it is with APPLY=0.'
             % (src, head or '(detached)', dirty))
-    if head == branch and os.path.exists(stamp_file):
-        with open(stamp_file) as f:
-            if f.read().strip() == stamp:
-                log.info('series up to date on branch %s (%d patches)' % (branch, len(patches)))
-                return patches
+    if head == branch and cache.fresh(stamp_file, stamp):
+        log.info('series up to date on branch %s (%d patches)' % (branch, len(patches)))
+        return patches
     with log.phase('apply %d patches (git am)' % len(patches)):
-        if os.path.exists(stamp_file):
-            os.unlink(stamp_file)
+        cache.invalidate(stamp_file)
         git(['checkout', '-q', '-B', branch, tag], cwd=src)
         for p in patches:
             path = os.path.join(patch_dir, p)
@@ -183,8 +249,7 @@ def apply_series(src=paths.SRC, patch_dir=paths.PATCHES, branch=BRANCH, tag=None
             if res.returncode != 0:
                 raise log.StepError(describe_am_failure(p, res.stdout, src))
             log.info('applied %s' % p)
-        with open(stamp_file, 'w') as f:
-            f.write(stamp + '\n')
+        cache.record(stamp_file, stamp)
     return patches
 
 

@@ -1,6 +1,7 @@
 """The test matrix as data. A new cell, QEMU target, kasan mode or suite is
 one entry in one of these tables; the code that runs them does not change."""
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Tuple
 
@@ -45,6 +46,11 @@ class Suite:
     probabilistic: bool = False
     # The module that holds the suite when it is built as one (=m).
     module: str = ''
+    # kselftest: the subtarget of its collection to build (e.g. arm64's
+    # mte; ARM64_SUBTARGETS), or '' for the whole collection.
+    subtarget: str = ''
+    # Added by the series (a base without it has no such suite).
+    from_series: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,14 @@ CONFIGS = {c.name: c for c in [
     KernelConfig('lean-kcsan', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'expert.config', 'kcsan.config'),
                  ('series-tests.config',)),
+    # make bench's refcount kernels (the lean config with the benchmark
+    # module of bench/, built on a throw-away branch): the arm64 fast path
+    # on, and the generic C code.
+    KernelConfig('refbench-fastpath', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'refbench.config')),
+    KernelConfig('refbench-generic', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'refbench.config',
+                  'refcount-generic.config')),
     KernelConfig('lean-clang', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'scs.config'),
                  ('series-tests.config',), llvm=True),
@@ -122,7 +136,7 @@ HW_TAGS_MODES = ('sync', 'async', 'asymm')
 SUITES = {s.name: s for s in [
     Suite('kasan', 'kunit', 'kasan',
           expected_reports=('kasan',), probabilistic=True, module='kasan_test'),
-    Suite('mte', 'kselftest', 'arm64:check_*'),
+    Suite('mte', 'kselftest', 'arm64:check_*', subtarget='mte'),
     Suite('lkdtm-refcount', 'kselftest', 'lkdtm:REFCOUNT_*',
           expected_reports=('warning',), module='lkdtm'),
     # The series leaves kernel stacks untagged: the VMAP stack guard pages
@@ -131,10 +145,10 @@ SUITES = {s.name: s for s in [
     Suite('lkdtm-stack', 'kselftest', 'lkdtm:STACK_GUARD_PAGE_*',
           expected_reports=('oops',), module='lkdtm'),
     # TCR_EL1.TCMA1 on every CPU, also after CPU hotplug (part 4).
-    Suite('arm64-mte', 'kunit', 'arm64_mte', module='mte_kunit'),
+    Suite('arm64-mte', 'kunit', 'arm64_mte', module='mte_kunit', from_series=True),
     # Saturation cases make refcount_warn_saturate() WARN (once per type).
     Suite('refcount', 'kunit', 'refcount', expected_reports=('warning',),
-          module='refcount_kunit'),
+          module='refcount_kunit', from_series=True),
 ]}
 
 # make check: the lean kernel, every kasan mode.
@@ -199,6 +213,37 @@ RUN = [
 ]
 
 MATRICES = {'check': CHECK, 'check-all': CHECK_ALL, 'run': RUN}
+
+
+def without_series(cells):
+    """The cells as they run on a tree without the series (an empty
+    series: a base as it ships): the suites the series adds are left out,
+    and a cell left with none is dropped. Returns (cells, [(cell name,
+    suites left out)])."""
+    kept, dropped = [], []
+    for c in cells:
+        gone = tuple(s for s in c.suites if SUITES[s].from_series)
+        if gone:
+            dropped.append((c.name, gone))
+        left = tuple(s for s in c.suites if not SUITES[s].from_series)
+        if left:
+            kept.append(dataclasses.replace(c, suites=left) if gone else c)
+    return kept, dropped
+
+
+def kselftest_build():
+    """What make kselftest-install builds for the suites: (TARGETS, {collection:
+    [subtargets]}), derived from the kselftest suites' selectors."""
+    collections, subs = [], {}
+    for s in SUITES.values():
+        if s.kind != 'kselftest':
+            continue
+        coll = s.select.split(':', 1)[0]
+        if coll not in collections:
+            collections.append(coll)
+        if s.subtarget and s.subtarget not in subs.setdefault(coll, []):
+            subs[coll].append(s.subtarget)
+    return collections, subs
 
 
 def validate():

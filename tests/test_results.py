@@ -1,5 +1,6 @@
 """Console-log analysis on captured logs (no kernel, no QEMU needed)."""
 
+import json
 import os
 import tempfile
 import unittest
@@ -188,3 +189,26 @@ class WriteJsonTest(unittest.TestCase):
         self.assertIn('unit', names)
         self.assertEqual(names[-1], 'total')
         self.assertTrue(all(p['seconds'] >= 0 for p in data['phases']))
+
+
+class TypedRecordsTest(unittest.TestCase):
+    def test_one_shape_for_every_record(self):
+        rec = results.record('x', ('s',), '-', [results.test('s', 'a', 'pass')],
+                             [results.problem('gate', 'bad')], 'l.log', duration_s=1.5)
+        self.assertEqual(rec, {'cell': 'x', 'suites': ['s'], 'kasan': '-', 'log': 'l.log',
+                               'duration_s': 1.5,
+                               'tests': [{'suite': 's', 'name': 'a', 'status': 'pass',
+                                          'detail': ''}],
+                               'problems': [{'kind': 'gate', 'line': 0, 'text': 'bad'}]})
+
+    def test_unknown_status_or_kind_is_refused(self):
+        self.assertRaises(ValueError, results.test, 's', 'a', 'passed')
+        self.assertRaises(ValueError, results.problem, 'oopsie', 'x')
+        # A hand-built dict that strays from the shape is caught too.
+        self.assertRaises(TypeError, results.record, 'x', ('s',), '-',
+                          [{'suite': 's', 'name': 'a', 'status': 'pass', 'extra': 1}])
+
+    def test_status_is_a_string(self):
+        self.assertEqual(results.PASS, 'pass')
+        self.assertEqual(str(results.XFAIL), 'xfail')
+        self.assertEqual(json.dumps({'s': results.FAIL}), '{"s": "fail"}')

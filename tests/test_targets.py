@@ -85,6 +85,20 @@ class TargetsTest(unittest.TestCase):
         self.assertTrue(any(a.startswith('CC=') and a.endswith('clang') for a in args))
         self.assertNotIn('LLVM=1', build.make_args('/o', targets.CONFIGS['lean']))
 
+    def test_kselftest_build_derived_from_suites(self):
+        self.assertEqual(build.kselftest_make_vars(),
+                         ['TARGETS=arm64 lkdtm', 'ARM64_SUBTARGETS=mte'])
+        saved = dict(targets.SUITES)
+        try:
+            targets.SUITES['x'] = targets.Suite('x', 'kselftest', 'mm:run_vmtests.sh')
+            targets.SUITES['y'] = targets.Suite('y', 'kselftest', 'arm64:tags_test',
+                                                subtarget='tags')
+            self.assertEqual(build.kselftest_make_vars(),
+                             ['TARGETS=arm64 lkdtm mm', 'ARM64_SUBTARGETS=mte tags'])
+        finally:
+            targets.SUITES.clear()
+            targets.SUITES.update(saved)
+
     def test_qemu_command(self):
         cmd = bootspec.qemu_command(bootspec.BootSpec('x', 'Image', 'initrd', 'mte',
                                                       icount=True, seed=3, smp=1))

@@ -1,0 +1,39 @@
+"""The base kernels, as data: which Debian source package each comes from
+and where its series lives. BASE=<name> (environment KMT_BASE) picks one;
+6.12 is the default. A new base is one entry here plus a series directory.
+"""
+
+from dataclasses import dataclass
+from typing import Tuple
+
+
+@dataclass(frozen=True)
+class Base:
+    name: str
+    package: str        # Debian package holding /usr/src/<package>.tar.xz
+    # '' : installed on the host by scripts/setup-host.sh (the host's own
+    # suites). Otherwise the Debian suite to download the package from,
+    # with a private apt state (the host's apt state and what it installs
+    # are left alone), from the archive the host already uses.
+    suite: str = ''
+    patch_dir: str = 'patches'      # relative to the repository
+    what: str = ''
+    # Options the config fragments request that this base no longer has
+    # at all, each with why: not checked there (and checked to be absent).
+    gone: Tuple[Tuple[str, str], ...] = ()
+
+
+BASES = {b.name: b for b in [
+    Base('6.12', 'linux-source-6.12',
+         what='Linux 6.12 LTS as Debian 12 (bookworm) ships it: the series target'),
+    # Mainline with its own versions of parts 1 and 2 (249bf9733198 in v7.1;
+    # the stack and page-table skip in v7.2). Architecture all (a tarball).
+    Base('7.3', 'linux-source-7.3', suite='trixie-backports', patch_dir='patches/7.3',
+         what='mainline 7.3 as Debian 13 backports ships it: the peer',
+         gone=(('CONFIG_ARM64_LSE_ATOMICS', 'LSE atomics are always built in (picked '
+                'at boot by the ARM64_HAS_LSE_ATOMICS alternative): no LL/SC-only kernel'),
+               ('CONFIG_ARM64_USE_LSE_ATOMICS', 'as CONFIG_ARM64_LSE_ATOMICS'),
+               ('CONFIG_ARM64_PAN', 'PAN is always built in'),
+               ('CONFIG_PROC_SYSCTL', '/proc/sys comes with CONFIG_SYSCTL'))),
+]}
+DEFAULT = '6.12'

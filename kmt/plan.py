@@ -1,0 +1,71 @@
+"""What make check / make run would do, printed without doing any of it:
+no git, no make, no QEMU, no file written (make DRY_RUN=1 check).
+
+The plan is rendered from the same tables (targets.py) and the same boot
+descriptions (bootspec.py) that the real run uses."""
+
+import os
+
+from . import bootspec, build, paths, series, source, targets
+
+
+def _rel(p):
+    return os.path.relpath(p, paths.REPO)
+
+
+def matrix_plan(matrix, cells=None):
+    """The plan as lines of text; raises StepError on an inconsistent table."""
+    errs = targets.validate()
+    if errs:
+        from .log import StepError
+        raise StepError('targets.py is inconsistent:\n  ' + '\n  '.join(errs))
+    chosen = [c for c in targets.MATRICES[matrix] if not cells or c.name in cells]
+    if not chosen:
+        from .log import StepError
+        raise StepError('no cell of matrix %s matches %s' % (matrix, cells))
+    patches = source.read_series()
+    dropped = []
+    if not patches:
+        chosen, dropped = targets.without_series(chosen)
+    configs = []
+    for c in chosen:
+        if c.config not in configs:
+            configs.append(c.config)
+    lines = ['Plan for matrix %s on base %s: %d cell(s), %d kernel(s); nothing below is run.'
+             % (matrix, paths.BASE_NAME, len(chosen), len(configs)),
+             '',
+             'kernel tree %s: the base unpacked from %s%s, then git am of the %d patches '
+             'in %s/series' % (_rel(paths.SRC), paths.SOURCE_PACKAGE,
+                               ' (downloaded from %s)' % paths.BASE.suite
+                               if paths.BASE.suite else '',
+                               len(patches), _rel(paths.PATCHES))]
+    for name, suites in dropped:
+        lines.append('%s: without %s (the series adds it; the series is empty)'
+                     % (name, ', '.join(suites)))
+    whole = matrix.startswith('check') and not cells
+    if whole:
+        lines.append('tooling self-tests (tests/, no kernel)')
+    for name in configs:
+        cfg = targets.CONFIGS[name]
+        out = build.out_dir(name)
+        frags = [os.path.basename(f) for f in
+                 build.fragment_paths(cfg, series_tests=bool(patches))]
+        goals = 'Image' + (' modules (installed into the initramfs)' if cfg.modules else '')
+        lines += ['',
+                  'build %s: %s + %s%s -> %s: %s; kselftests %s; initramfs'
+                  % (name, cfg.base, ' '.join(frags), ' (LLVM=1)' if cfg.llvm else '',
+                     _rel(out), goals, ' '.join(build.kselftest_make_vars()))]
+        image = os.path.join(out, 'arch', paths.ARCH, 'boot', 'Image')
+        initrd = os.path.join(out, 'initramfs.cpio.gz')
+        for c in chosen:
+            if c.config != name:
+                continue
+            spec = bootspec.for_cell(c, _rel(image), _rel(initrd))
+            lines.append('  boot %s (timeout %ds): %s'
+                         % (c.name, spec.timeout_s, ' '.join(bootspec.qemu_command(spec))))
+    if whole:
+        lines += ['',
+                  'QUICK=1 make bench: the base and the patched lean kernel, every '
+                  'benchmark with exact counts and the kmt-count plugin',
+                  'series gates: ' + ' '.join(series.QUICK_GATES)]
+    return lines

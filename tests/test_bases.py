@@ -1,0 +1,112 @@
+"""Base kernels as data (BASE=7.3): paths, the archive a downloaded base
+comes from, and the cells of a base without the series."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from kmt import bases, paths, source, targets
+
+
+def paths_for(base):
+    code = 'from kmt import paths; print(paths.SRC); print(paths.PATCHES); ' \
+           'print(paths.SOURCE_TARBALL); print(paths.RESULTS)'
+    res = subprocess.run([sys.executable, '-c', code], cwd=paths.REPO, text=True,
+                         env=dict(os.environ, KMT_BASE=base, KMT_BUILD='/b'),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return res.returncode, res.stdout.split(), res.stderr
+
+
+class BasesTest(unittest.TestCase):
+    def test_default_base_keeps_the_old_layout(self):
+        rc, out, _ = paths_for('')
+        self.assertEqual(rc, 0)
+        self.assertEqual(out, ['/b/linux', os.path.join(paths.REPO, 'patches'),
+                               '/usr/src/linux-source-6.12.tar.xz', '/b/results'])
+
+    def test_other_base_has_its_own_directories(self):
+        rc, out, _ = paths_for('7.3')
+        self.assertEqual(rc, 0)
+        self.assertEqual(out, ['/b/7.3/linux', os.path.join(paths.REPO, 'patches', '7.3'),
+                               '/b/7.3/pkg/usr/src/linux-source-7.3.tar.xz',
+                               '/b/7.3/results'])
+
+    def test_unknown_base_is_an_error(self):
+        rc, _, err = paths_for('9.9')
+        self.assertNotEqual(rc, 0)
+        self.assertIn("unknown base '9.9'", err)
+
+    def test_every_base_has_a_series_file(self):
+        for b in bases.BASES.values():
+            self.assertTrue(os.path.exists(os.path.join(paths.REPO, b.patch_dir, 'series')),
+                            b.name)
+
+    def test_host_archives_from_both_source_formats(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, 'a.sources'), 'w') as f:
+                f.write('Types: deb\nURIs: http://mirror.example/debian/\n'
+                        'Suites: bookworm\n\nTypes: deb\n'
+                        'URIs: http://security.example/debian-security\n')
+            with open(os.path.join(d, 'b.list'), 'w') as f:
+                f.write('deb [arch=amd64] http://other.example/debian bookworm main\n'
+                        'deb https://packages.example/apt cloud main\n')
+            self.assertEqual(source.host_archives((d,)),
+                             ['http://mirror.example/debian', 'http://other.example/debian'])
+
+
+class WithoutSeriesTest(unittest.TestCase):
+    def test_series_suites_left_out_and_empty_cells_dropped(self):
+        by = {c.name: c for c in targets.CHECK}
+        kept, dropped = targets.without_series([by['sync'], by['kasan-off'],
+                                                by['refcount-lse']])
+        self.assertEqual([c.name for c in kept], ['sync', 'kasan-off'])
+        self.assertEqual(kept[0], by['sync'])
+        self.assertEqual(kept[1].suites, ('mte', 'lkdtm-refcount'))
+        self.assertEqual(dict(dropped), {'kasan-off': ('arm64-mte',),
+                                         'refcount-lse': ('refcount',)})
+
+
+if __name__ == '__main__':
+    unittest.main()
+
+
+class GoneOptionsTest(unittest.TestCase):
+    """An option a base no longer has is not checked there, and a base
+    that still has an option it lists as gone is an error."""
+
+    def configure(self, dot_config, gone):
+        from unittest import mock
+        from kmt import bases as b, build, log
+        cfg = targets.KernelConfig('t', 'allnoconfig', ('minimal.config',))
+        with tempfile.TemporaryDirectory() as out:
+            def fake_merge(cmd, **kw):
+                with open(os.path.join(out, '.config'), 'w') as f:
+                    f.write(dot_config)
+            base = b.Base('x', 'linux-source-x', gone=gone)
+            with mock.patch.object(log, 'run', fake_merge), \
+                    mock.patch.object(paths, 'BASE', base):
+                build.configure(cfg, '/src', out, os.path.join(out, 'log'),
+                                series_tests=False)
+
+    def test_gone_option_is_not_checked(self):
+        from kmt import build
+        want = build.requested(build.fragment_paths(
+            targets.KernelConfig('t', 'allnoconfig', ('minimal.config',)),
+            series_tests=False))
+        have = ''.join('%s=%s\n' % kv for kv in want.items() if kv[0] != 'CONFIG_PROC_SYSCTL')
+        from kmt import log
+        self.assertRaises(log.StepError, self.configure, have, ())
+        self.configure(have, (('CONFIG_PROC_SYSCTL', 'merged into SYSCTL'),))
+
+    def test_option_listed_as_gone_but_present_is_an_error(self):
+        from kmt import build, log
+        want = build.requested(build.fragment_paths(
+            targets.KernelConfig('t', 'allnoconfig', ('minimal.config',)),
+            series_tests=False))
+        have = ''.join('%s=%s\n' % kv for kv in want.items() if kv[0] != 'CONFIG_PROC_SYSCTL')
+        have += '# CONFIG_PROC_SYSCTL is not set\n'
+        with self.assertRaises(log.StepError) as e:
+            self.configure(have, (('CONFIG_PROC_SYSCTL', 'merged into SYSCTL'),))
+        self.assertIn('still has it', str(e.exception))
