@@ -88,6 +88,19 @@ CONFIGS = {c.name: c for c in [
     KernelConfig('lean-kasan-generic', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'kasan-generic.config'),
                  ('series-tests.config',)),
+    # Two changes each, to keep make check within its time budget (every
+    # kernel costs about nine minutes of compiling on two cores; the cells
+    # of each change are independent of the other's):
+    # Debian's rt flavour: PREEMPT_RT, MTE, no KASAN.
+    KernelConfig('lean-nokasan-rt', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'nokasan.config', 'hotplug.config',
+                  'expert.config', 'rt.config'),
+                 ('series-tests.config', 'mte-kunit.config')),
+    # KASAN generic on a kernel built without LSE atomics (LL/SC only).
+    KernelConfig('lean-kasan-generic-llsc', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'kasan-generic.config',
+                  'llsc-only.config'),
+                 ('series-tests.config',)),
     KernelConfig('lean-kasan-sw-tags', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'kasan-sw-tags.config'),
                  ('series-tests.config',)),
@@ -157,16 +170,17 @@ CHECK = [
     Cell('async', 'lean', 'mte', 'async', ('kasan', 'mte', 'lkdtm-stack')),
     Cell('asymm', 'lean', 'mte', 'asymm', ('kasan', 'mte', 'lkdtm-stack')),
     # refcount_t (KUnit suite, 4 vCPUs for its concurrency case, and the
-    # lkdtm hardening tests): LL/SC atomics picked at boot (cortex-a72),
-    # LSE (-cpu max), and a kernel built without LSE support.
+    # lkdtm hardening tests): LL/SC atomics picked at boot (cortex-a72) and
+    # LSE (-cpu max); a kernel built without LSE support is further down.
     Cell('llsc', 'lean', 'llsc-smp4', 'off', ('refcount', 'lkdtm-refcount')),
     Cell('refcount-lse', 'lean', 'mte-smp4', 'sync', ('refcount',)),
-    Cell('refcount-nolse', 'lean-nolse', 'llsc-smp4', 'off', ('refcount', 'lkdtm-refcount')),
     # Part 4, the kernels most MTE machines run: MTE for user space and no
     # KASAN (distribution kernels), and KASAN HW_TAGS built in but booted
     # with kasan=off. The kernel's own accesses must be Tag Unchecked
     # (TCMA1); user-space MTE, uaccess tag checks and lkdtm unchanged.
-    Cell('distro', 'lean-nokasan', 'mte', 'none',
+    # The distribution kernel is Debian's rt flavour (PREEMPT_RT): the
+    # same kernel runs the refcount suite on RT (rt-refcount).
+    Cell('distro-rt', 'lean-nokasan-rt', 'mte', 'none',
          ('arm64-mte', 'mte', 'lkdtm-refcount', 'lkdtm-stack')),
     Cell('kasan-off', 'lean', 'mte', 'off', ('arm64-mte', 'mte', 'lkdtm-refcount')),
     # The refcount suite provokes the refcount_t warnings on purpose: a
@@ -176,23 +190,36 @@ CHECK = [
     # The configurations users build. A built-in kernel runs one KUnit
     # suite per boot (kunit.filter_glob), so some kernels boot twice.
     # Modules: KUnit built in, the kasan and refcount suites and lkdtm
-    # loaded by the guest.
+    # loaded by the guest (KASAN HW_TAGS: the kasan module references
+    # HW_TAGS-only code that generic KASAN compiles out).
     Cell('modules', 'lean-modules', 'mte', 'sync',
-         ('kasan', 'refcount', 'mte', 'lkdtm-refcount')),
+         ('kasan', 'refcount', 'lkdtm-refcount')),
     # PREEMPT_RT: sleeping spinlocks, interrupts left on by *_irqsave.
-    Cell('rt-refcount', 'lean-rt', 'mte-smp4', 'sync', ('refcount',)),
-    # The compiler-instrumented KASAN modes, with the arm64 refcount_t
-    # fast path on: refcount operations on freed memory must be reported
-    # (kasan suite) and the semantics kept (refcount suite).
-    Cell('kasan-generic', 'lean-kasan-generic', 'mte', 'generic', ('kasan',)),
-    Cell('kasan-generic-refcount', 'lean-kasan-generic', 'mte-smp4', 'generic',
-         ('refcount',)),
+    Cell('rt-refcount', 'lean-nokasan-rt', 'mte-smp4', 'none', ('refcount',)),
+    # The compiler-instrumented KASAN mode, with the arm64 refcount_t fast
+    # path on: refcount operations on freed memory must be reported (kasan
+    # suite) and the semantics kept (refcount suite, lkdtm). The kernel is
+    # built without LSE atomics, so these cells also cover the LL/SC-only
+    # build of the fast path (cortex-a72).
+    Cell('kasan-generic', 'lean-kasan-generic-llsc', 'llsc', 'generic', ('kasan',)),
+    Cell('refcount-nolse', 'lean-kasan-generic-llsc', 'llsc-smp4', 'generic',
+         ('refcount', 'lkdtm-refcount')),
 ]
 
 # ALL=1 make check: also the compiler-instrumented configurations that do
 # not fit the time budget of a cold make check on two cores (each of these
 # kernels takes two to three times as long to build as the lean one).
 CHECK_ALL = CHECK + [
+    # The single-change kernels that make check folds into the two-change
+    # ones above: a distribution kernel without RT, KASAN generic with LSE
+    # atomics (-cpu max), the LL/SC-only kernel without KASAN.
+    Cell('distro', 'lean-nokasan', 'mte', 'none',
+         ('arm64-mte', 'mte', 'lkdtm-refcount', 'lkdtm-stack')),
+    Cell('kasan-generic-lse', 'lean-kasan-generic', 'mte', 'generic', ('kasan',)),
+    Cell('kasan-generic-lse-refcount', 'lean-kasan-generic', 'mte-smp4', 'generic',
+         ('refcount',)),
+    Cell('refcount-nolse-nokasan', 'lean-nolse', 'llsc-smp4', 'off',
+         ('refcount', 'lkdtm-refcount')),
     # The kasan suite on PREEMPT_RT hung once after mempool_slab_uaf's report
     # (console stopped mid-report, 15-minute timeout); it passed on the
     # earlier series. Not understood yet, so not in the CI matrix.
