@@ -119,9 +119,7 @@ def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machi
     return parsed, os.path.relpath(logfile, paths.REPO)
 
 
-def system_map(image):
-    """The System.map of the build that produced image (O=.../arch/arm64/boot/Image)."""
-    return os.path.join(os.path.dirname(image), os.pardir, os.pardir, os.pardir, 'System.map')
+system_map = bootspec.system_map
 
 
 def use_records(kernel, mode, b, ops, region, chains, symbols, logf):

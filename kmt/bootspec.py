@@ -11,6 +11,7 @@ what a lab job would be rendered from.
 """
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -19,6 +20,10 @@ from . import targets
 QEMU = 'qemu-system-aarch64'
 BASE_CMDLINE = ('console=ttyAMA0', 'panic=-1', 'rdinit=/init')
 DEFAULT_TIMEOUT_S = 900
+# A matrix cell's guest prints as it goes (KTAP lines, kselftest results,
+# kernel reports); this long without a console line is a hang. Benchmark
+# boots may run silent loops for longer, so they have no such limit.
+CELL_SILENCE_S = 300
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,9 @@ class BootSpec:
     seed: Optional[int] = None       # QEMU -seed (the guest's random numbers)
     qemu_extra: Tuple[str, ...] = () # further QEMU arguments (a TCG plugin)
     timeout_s: int = DEFAULT_TIMEOUT_S
+    silence_s: int = 0               # no console output this long: hung (0: no limit)
     logfile: str = ''
+    system_map: str = ''             # to name where the CPUs were when a boot hung
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
@@ -56,11 +63,18 @@ def cell_modules(cell):
     return tuple(mods)
 
 
+def system_map(image):
+    """The System.map of the build that produced image (O=.../arch/arm64/boot/Image)."""
+    return os.path.normpath(os.path.join(os.path.dirname(image), os.pardir, os.pardir,
+                                         os.pardir, 'System.map'))
+
+
 def for_cell(cell, image, initrd, logfile='', **changes):
     """The boot of a matrix cell (changes: e.g. a rerun's filter and seed)."""
     spec = BootSpec(name=cell.name, image=image, initrd=initrd, machine=cell.machine,
                     kasan=cell.kasan, suites=tuple(cell.suites), modules=cell_modules(cell),
-                    cmdline=tuple(cell.cmdline), timeout_s=cell.timeout_s, logfile=logfile)
+                    cmdline=tuple(cell.cmdline), timeout_s=cell.timeout_s,
+                    silence_s=CELL_SILENCE_S, logfile=logfile, system_map=system_map(image))
     return spec.replace(**changes) if changes else spec
 
 

@@ -3,6 +3,7 @@ matrix cell, a seeded rerun, a benchmark boot, the refcount benchmark and
 the plugin self-test (captured from the five hand-assembled command lines
 this module replaced; any change here changes what the guests run)."""
 
+import os
 import unittest
 
 from kmt import bootspec, qemu, targets
@@ -82,8 +83,8 @@ class BootResultTest(unittest.TestCase):
     def test_timeout_and_qemu_error_are_failures(self):
         from kmt import log
         res = qemu.BootResult(self.SPEC, [])
-        res.timed_out, res.exit_code = True, -9
-        self.assertIn('timed out after 7s', res.failure)
+        res.timed_out, res.exit_code, res.hang = True, -9, 'timed out after 7s'
+        self.assertIn('x: timed out after 7s (log x.log)', res.failure)
         self.assertRaises(log.StepError, res.check)
         res = qemu.BootResult(self.SPEC, [])
         res.exit_code, res.lines = 1, ['qemu-system-aarch64: -machine x: bad']
@@ -91,6 +92,61 @@ class BootResultTest(unittest.TestCase):
 
     def test_run_needs_a_log_file(self):
         self.assertRaises(ValueError, qemu.run, self.SPEC.replace(logfile=''))
+
+
+FAKE_QEMU = r"""
+import socket, sys, time
+sock = [a for a in sys.argv if a.startswith('unix:')][0][5:].split(',')[0]
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(sock)
+srv.listen(1)
+print('booting', flush=True)
+conn, _ = srv.accept()
+conn.recv(100)
+conn.sendall(b'CPU#0\n PC=ffff800080001010 X00=0\nCPU#1\n PC=ffff800080002004 X00=1\n(qemu) ')
+time.sleep(60)
+"""
+
+
+class HangTest(unittest.TestCase):
+    """A guest that goes silent is stopped after silence_s, and the CPUs'
+    program counters, read through the QEMU monitor, name where it hung."""
+
+    def test_silent_guest_is_located_and_killed(self):
+        import sys
+        import tempfile
+        from unittest import mock
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, 'fake_qemu.py')
+            with open(fake, 'w') as f:
+                f.write(FAKE_QEMU)
+            smap = os.path.join(d, 'System.map')
+            with open(smap, 'w') as f:
+                f.write('ffff800080001000 T cpu_do_idle\nffff800080002000 T ret_to_kernel\n')
+            spec = bootspec.BootSpec('x', 'Image', 'initrd', 'mte', timeout_s=60, silence_s=2,
+                                     logfile=os.path.join(d, 'x.log'), system_map=smap)
+            with mock.patch.object(bootspec, 'qemu_command',
+                                   lambda s: [sys.executable, fake, '-monitor', 'none']), \
+                    mock.patch.object(qemu.log, 'show_cmd', lambda *a, **k: None):
+                res = qemu.run(spec, echo=False)
+        self.assertTrue(res.timed_out)
+        self.assertLess(res.duration, 30)
+        self.assertEqual(res.lines[0], 'booting')
+        self.assertIn('no console output for 2s', res.failure)
+        self.assertIn('CPU0 at cpu_do_idle+0x10, CPU1 at ret_to_kernel+0x4', res.failure)
+        self.assertTrue(res.lines[-1].startswith('KMT-HOST: hung: '))
+
+    def test_cpu_pcs_and_where_without_symbols(self):
+        text = 'CPU#0\n PC=ffff800080333000 X00=1\nCPU#1\n PC=0000000000401000 X00=2\n'
+        self.assertEqual(qemu.cpu_pcs(text), [(0, 0xffff800080333000), (1, 0x401000)])
+        self.assertEqual(qemu.where(qemu.cpu_pcs(text)),
+                         'CPU0 at 0xffff800080333000, CPU1 at 0x401000')
+
+    def test_cells_have_a_silence_limit_and_benchmarks_not(self):
+        spec = bootspec.for_cell(cell('sync'), 'o/arch/arm64/boot/Image', 'initrd')
+        self.assertEqual(spec.silence_s, bootspec.CELL_SILENCE_S)
+        self.assertEqual(spec.system_map, 'o/System.map')
+        self.assertEqual(bootspec.BootSpec('b', 'I', 'i', 'mte').silence_s, 0)
 
 
 if __name__ == '__main__':
