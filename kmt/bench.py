@@ -39,6 +39,18 @@ EXPECT_BASELINE_USE = {'thread': 'stack', 'thread8_child': 'stack', 'fork64m': '
                        'thread2000_child': 'stack', 'fork2g': 'page_table'}
 
 _LINE = re.compile(r'# kmt-bench (\S+) ((?:\w+=[0-9.]+ ?)+)$')
+_CPU = re.compile(r'# kmt-cpu dczid_bs=(\d+)')
+
+
+def tag_blocks(lines, machine):
+    """{'gm', 'dcz'}: bytes one STGM and one DC GVA tag on this guest (DCZID_EL0
+    as kmt-bench read it, GMID_EL1 from the machine table)."""
+    blocks = {'gm': targets.MACHINES[machine].gm_block_bytes}
+    for l in lines:
+        m = _CPU.search(l)
+        if m:
+            blocks['dcz'] = 4 << int(m.group(1))
+    return blocks
 
 
 def parse_bench(lines):
@@ -115,7 +127,9 @@ def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machi
     res.check()
     parsed = parse_bench(res.lines)
     if plugin_so:
-        return parsed, os.path.relpath(logfile, paths.REPO), plugin.read_output(counts, res.lines)
+        out = plugin.read_output(counts, res.lines)
+        out.blocks = tag_blocks(res.lines, machine)
+        return parsed, os.path.relpath(logfile, paths.REPO), out
     return parsed, os.path.relpath(logfile, paths.REPO)
 
 
@@ -152,7 +166,7 @@ def plugin_records(kernel, mode, parsed, out, logf, symbols=None):
         if symbols is not None:
             records += use_records(kernel, mode, b, ops, region,
                                    out.chains.get(region['region'], []), symbols, logf)
-        figs = plugin.per_op(region, ops)
+        figs = plugin.per_op(region, ops, out.blocks)
         for metric, value in figs.items():
             rec = {'benchmark': b, 'metric': metric, 'kernel': kernel, 'kasan': mode,
                    'cpu': targets.MACHINES[MACHINE].cpu, 'value': value, 'ops': ops,

@@ -39,6 +39,29 @@ CLASSES = {
     'dc_gzva': ('dc_gzva',),
 }
 TAG_STORES = tuple(c for cls in CLASSES.values() for c in cls)
+# Bytes of memory one instruction tags (16-byte granules): STG/STZG and
+# STGP one granule, ST2G/STZ2G two; STGM/STZGM one GMID_EL1 block and
+# DC GVA/GZVA one DCZID_EL0 block, whose sizes depend on the CPU ('gm',
+# 'dcz' in tagged_bytes()).
+TAG_BYTES = {'stg': 16, 'stzg': 16, 'stgp': 16, 'st2g': 32, 'stz2g': 32,
+             'stgm': 'gm', 'stzgm': 'gm', 'dc_gva': 'dcz', 'dc_gzva': 'dcz'}
+
+
+def tagged_bytes(kernel_counts, blocks):
+    """Bytes of memory the kernel's tag stores tagged: {counter: count}
+    weighted by TAG_BYTES, with blocks = {'gm': bytes, 'dcz': bytes}.
+    What the hardware pays for, which a count of instructions hides."""
+    total = 0
+    for name, n in kernel_counts.items():
+        size = TAG_BYTES.get(name)
+        if size is None or not n:
+            continue
+        if not isinstance(size, int):
+            if not blocks.get(size):
+                raise log.StepError('%d %s tag stores but no %s block size' % (n, name, size))
+            size = blocks[size]
+        total += n * size
+    return total
 BARRIERS = ('dsb', 'isb')   # DMB is counted and reported apart
 
 
@@ -161,6 +184,7 @@ class PluginOutput:
         self.regions = []       # [{'region': n, 'vcpu':, 'end_vcpu':, 'counts': {...}}]
         self.exit = None        # {'regions': n, 'open':, ..., 'counts': {...}}
         self.chains = {}        # {region: [(class, count, [pc, ...])]} (chains=DEPTH)
+        self.blocks = None      # {'gm', 'dcz'}: bytes one STGM / DC GVA tags (the guest's)
 
 
 def _counts(fields):
@@ -241,7 +265,7 @@ def attribute(regions, bench_lines):
     return out
 
 
-def per_op(region, ops):
+def per_op(region, ops, blocks=None):
     """The figures make bench reports for one region of ops operations.
     Tag stores, barriers and TFSR_EL1 reads are counted in the kernel
     (EL1) only: the benchmark programs store no tags, and their only
@@ -263,6 +287,9 @@ def per_op(region, ops):
     }
     for cls, names in CLASSES.items():
         fig['tag_stores_%s_per_op' % cls] = kern(names) / ops
+    if blocks is not None:
+        fig['tagged_bytes_per_op'] = tagged_bytes(
+            {n: c.get(n, (0, 0))[1] for n in TAG_STORES}, blocks) / ops
     return {k: round(v, 3) for k, v in fig.items()}
 
 

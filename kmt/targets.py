@@ -31,6 +31,10 @@ class Machine:
     mem_mb: int = 1024
     has_mte: bool = True
     extra: Tuple[str, ...] = ()
+    # Bytes of memory one STGM/STZGM tags: GMID_EL1.BS, which only EL1
+    # can read, so it is taken from QEMU's CPU model (aarch64_max_tcg_initfn:
+    # gm_blocksize = 6, i.e. 64 words = 256 bytes). 0: no MTE.
+    gm_block_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -122,14 +126,14 @@ CONFIGS = {c.name: c for c in [
 
 MACHINES = {m.name: m for m in [
     # MTE emulated; -cpu max also has LSE atomics.
-    Machine('mte', 'virt,mte=on,gic-version=3', 'max'),
+    Machine('mte', 'virt,mte=on,gic-version=3', 'max', gm_block_bytes=256),
     # No LSE atomics (LL/SC paths), no MTE.
     Machine('llsc', 'virt,gic-version=3', 'cortex-a72', has_mte=False),
     # Four vCPUs for the refcount suite's concurrency case.
-    Machine('mte-smp4', 'virt,mte=on,gic-version=3', 'max', smp=4),
+    Machine('mte-smp4', 'virt,mte=on,gic-version=3', 'max', smp=4, gm_block_bytes=256),
     Machine('llsc-smp4', 'virt,gic-version=3', 'cortex-a72', smp=4, has_mte=False),
     # Room for upstream's pgtable benchmark (2 GiB faulted, then fork).
-    Machine('mte-4g', 'virt,mte=on,gic-version=3', 'max', mem_mb=4096),
+    Machine('mte-4g', 'virt,mte=on,gic-version=3', 'max', mem_mb=4096, gm_block_bytes=256),
 ]}
 
 # The KASAN mode of a cell, as kernel parameters. HW_TAGS modes are picked

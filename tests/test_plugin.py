@@ -226,3 +226,40 @@ class GuestProgramTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class TaggedBytesTest(unittest.TestCase):
+    BLOCKS = {'gm': 256, 'dcz': 64}
+
+    def test_each_instruction_weighted_by_what_it_tags(self):
+        counts = {'stg': 3, 'stzg': 1, 'st2g': 2, 'stz2g': 1, 'stgp': 1, 'stgm': 1,
+                  'stzgm': 1, 'dc_gva': 1, 'dc_gzva': 2, 'dsb': 7}
+        self.assertEqual(plugin.tagged_bytes(counts, self.BLOCKS),
+                         16 * 5 + 32 * 3 + 256 * 2 + 64 * 3)
+
+    def test_block_size_needed_only_when_used(self):
+        from kmt import log
+        self.assertEqual(plugin.tagged_bytes({'stg': 2, 'stgm': 0}, {}), 32)
+        self.assertRaises(log.StepError, plugin.tagged_bytes, {'dc_gva': 1}, {'gm': 256})
+
+    def test_per_op_reports_kernel_bytes_only(self):
+        region = {'counts': {n: (0, 0) for n in plugin.COUNTERS}}
+        region['counts'].update({'insn': (10, 20), 'stg': (4, 2), 'st2g': (0, 1)})
+        fig = plugin.per_op(region, 2, self.BLOCKS)
+        self.assertEqual(fig['tagged_bytes_per_op'], (2 * 16 + 32) / 2)
+        self.assertNotIn('tagged_bytes_per_op', plugin.per_op(region, 2))
+
+
+class TagBlocksTest(unittest.TestCase):
+    def test_dczid_from_the_guest_and_gmid_from_the_machine(self):
+        from kmt import bench
+        self.assertEqual(bench.tag_blocks(['x', '# kmt-cpu dczid_bs=4'], 'mte'),
+                         {'gm': 256, 'dcz': 64})
+        self.assertEqual(bench.tag_blocks([], 'mte'), {'gm': 256})
+
+    def test_cpu_line_is_not_a_benchmark(self):
+        from kmt import bench
+        lines = ['KMT-BEGIN bench', '# kmt-cpu dczid_bs=4',
+                 '# kmt-bench getpid ops=10 insn_per_op=5.0 insn_mean=5.0 chunk=1 '
+                 'ns_per_op=1.0', 'KMT-END bench rc=0']
+        self.assertEqual(list(bench.parse_bench(lines)), ['getpid'])

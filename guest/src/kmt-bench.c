@@ -386,6 +386,13 @@ int main(int argc, char **argv)
 				sel[n++] = &benches[i];
 
 	printf("TAP version 13\n1..%d\n", n);
+	{
+		unsigned long dczid;
+
+		/* DC GVA / DC GZVA tag (and zero) one DCZID block each. */
+		asm volatile("mrs %0, dczid_el0" : "=r" (dczid));
+		printf("# kmt-cpu dczid_bs=%lu\n", dczid & 0xf);
+	}
 	perf_fd = time_only ? 0 : open_counter();
 	if (perf_fd < 0) {
 		printf("# perf_event_open: %s\n", strerror(errno));
