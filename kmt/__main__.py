@@ -13,6 +13,8 @@
                                   the series' quality gates (checkpatch, maintainers,
                                   warnings; --all adds bisect and configs)
   python3 -m kmt cells            list the matrices
+  python3 -m kmt lava [--all] [--url-base URL]
+                                  one LAVA job per cell (build/lava/), validated
 Options: --dry-run (check, run: print the plan, the builds and every QEMU
 command; signoff: say what would change; nothing is run or written),
 --cell NAME (repeatable),
@@ -29,8 +31,8 @@ import subprocess
 import sys
 import unittest
 
-from . import (bench, build, identity, log, matrix, paths, plan, plot, results, series,
-               source, targets)
+from . import (bench, build, identity, lava, log, matrix, paths, plan, plot, results,
+               series, source, targets)
 
 
 def setup_host():
@@ -173,6 +175,10 @@ def main(argv=None):
     p = sub.add_parser('signoff')
     p.add_argument('identity', help='"Full Name <user@example.com>"')
     sub.add_parser('cells')
+    p = sub.add_parser('lava')
+    p.add_argument('--all', action='store_true', help='the ALL=1 matrix')
+    p.add_argument('--url-base', help='where a lab downloads the images (default: file://)')
+    p.add_argument('--device', default='qemu', help='LAVA device type (qemu)')
     p = sub.add_parser('series-check')
     p.add_argument('--all', action='store_true', help='every gate, bisect and configs too')
     p.add_argument('--gate', action='append', choices=series.ALL_GATES)
@@ -282,6 +288,12 @@ def main(argv=None):
             c = matrix.counts(records)
             print('%d passed, %d failed' % (c['pass'], c['fail']))
             return 1 if c['fail'] else 0
+        elif args.cmd == 'lava':
+            name = 'check-all' if args.all else 'check'
+            out = os.path.join(paths.BUILD, 'lava', name)
+            files = lava.export(name, out, args.url_base, args.device, args.cell)
+            log.info('%d LAVA job(s), each validated by lava_common.schemas, in %s'
+                     % (len(files), os.path.relpath(out, paths.REPO)))
         elif args.cmd == 'cells':
             # check-all is check plus more: each cell is listed once, under
             # the first matrix that has it.

@@ -1,0 +1,90 @@
+"""Every matrix cell as a LAVA job, rendered from its BootSpec and valid
+by LAVA's own schema (Debian's lava-common)."""
+
+import json
+import os
+import re
+import tempfile
+import unittest
+
+from kmt import bootspec, lava, targets
+
+KUNIT_LOG = '''[    3.50] KTAP version 1
+[    3.51]     # Subtest: kasan
+[    3.60]     ok 1 kmalloc_oob_right
+[    3.61]     not ok 2 kmalloc_oob_left
+[    3.62]     ok 3 kasan_global_oob_right # SKIP Test requires CONFIG_KASAN_GENERIC=y
+[    3.70] ok 1 kasan
+KMT-KUNIT-DONE
+'''
+KSFT_LOG = '''KMT-BEGIN mte
+ok 1 selftests: arm64: check_buffer_fill
+not ok 2 selftests: arm64: check_child_memory
+ok 4 selftests: arm64: check_hugetlb_options # SKIP
+KMT-END mte rc=1
+'''
+
+
+def spec(name, matrix='check'):
+    c = [c for c in targets.MATRICES[matrix] if c.name == name][0]
+    return bootspec.for_cell(c, 'o/arch/arm64/boot/Image', 'o/initramfs.cpio.gz')
+
+
+class LavaJobTest(unittest.TestCase):
+    def test_every_cell_validates_with_lavas_schema(self):
+        if lava.lava_common() is None:
+            self.skipTest('lava-common is not installed (scripts/setup-host.sh installs it)')
+        for matrix in ('check', 'check-all'):
+            for c in targets.MATRICES[matrix]:
+                data = lava.job(bootspec.for_cell(c, 'I', 'i'), 'https://lab/I', 'https://lab/i')
+                lava.validate(data)
+
+    def test_schema_is_not_a_rubber_stamp(self):
+        if lava.lava_common() is None:
+            self.skipTest('lava-common is not installed (scripts/setup-host.sh installs it)')
+        data = lava.job(spec('sync'), 'file:///I', 'file:///i')
+        data['actions'][2]['test']['monitors'][0]['fixupdict']['ok'] = 'passed'
+        self.assertRaises(Exception, lava.validate, data)
+
+    def test_same_boot_as_the_local_run(self):
+        s = spec('refcount-panic-on-warn')
+        data = lava.job(s, 'file:///I', 'file:///i')
+        self.assertEqual(data['context']['machine'], 'virt,mte=on,gic-version=3')
+        self.assertEqual(data['context']['cpu'], 'max')
+        self.assertIn('-smp 4', data['context']['extra_options'])
+        kernel = data['actions'][0]['deploy']['images']['kernel']['image_arg']
+        self.assertIn('-append "%s"' % bootspec.kernel_cmdline(s), kernel)
+        self.assertIn('panic_on_warn=1', kernel)
+
+    def test_monitors_follow_the_console_order(self):
+        names = [m['name'] for m in lava.monitors(spec('sync'))]
+        self.assertEqual(names, ['kunit', 'mte', 'lkdtm-refcount', 'lkdtm-stack'])
+        self.assertEqual([m['name'] for m in lava.monitors(spec('llsc'))],
+                         ['kunit', 'lkdtm-refcount'])
+
+    def test_patterns_report_passes_and_failures_not_skips(self):
+        def results(pattern, text):
+            return [(m.group('test_case_id'), lava.FIXUP[m.group('result')])
+                    for m in re.finditer(pattern, text.replace('\n', '\r\n'))]
+        self.assertEqual(results(lava.KUNIT_PATTERN, KUNIT_LOG),
+                         [('kmalloc_oob_right', 'pass'), ('kmalloc_oob_left', 'fail')])
+        self.assertEqual(results(lava.KSELFTEST_PATTERN, KSFT_LOG),
+                         [('check_buffer_fill', 'pass'), ('check_child_memory', 'fail')])
+
+    def test_export_writes_yaml(self):
+        if lava.lava_common() is None:
+            self.skipTest('lava-common is not installed (scripts/setup-host.sh installs it)')
+        with tempfile.TemporaryDirectory() as d:
+            files = lava.export('check', d, url_base='https://lab.example/kmt', cells=['sync'])
+            self.assertEqual([os.path.basename(f) for f in files], ['sync.yaml'])
+            with open(files[0]) as f:
+                text = f.read()
+        import yaml     # lava-common depends on python3-yaml
+        data = yaml.safe_load(text)
+        self.assertEqual(data, json.loads(text))
+        url = data['actions'][0]['deploy']['images']['kernel']['url']
+        self.assertTrue(url.startswith('https://lab.example/kmt/out/series-lean/'), url)
+
+
+if __name__ == '__main__':
+    unittest.main()
