@@ -6,6 +6,7 @@ timeouts and missing results."""
 import dataclasses
 import enum
 import fnmatch
+import inspect
 import io
 import json
 import os
@@ -140,7 +141,7 @@ def kunit_parser():
         d = os.path.join(paths.BUILD, 'kunit-parser')
         if not os.path.exists(os.path.join(d, 'kunit_parser.py')):
             os.makedirs(d, exist_ok=True)
-            members = ['linux-source-6.12/tools/testing/kunit/%s.py' % m
+            members = ['%s/tools/testing/kunit/%s.py' % (paths.SOURCE_PACKAGE, m)
                        for m in ('kunit_parser', 'kunit_printer')]
             log.info('extracting the KTAP parser from %s' % paths.SOURCE_TARBALL)
             subprocess.run(['tar', '-xf', paths.SOURCE_TARBALL, '-C', d,
@@ -148,14 +149,26 @@ def kunit_parser():
     sys.path.insert(0, d)
     import kunit_parser as kp  # pylint: disable=import-outside-toplevel
     import kunit_printer
-    # Keep the parser's own pretty-printing off the terminal.
-    kp.stdout = kunit_printer.Printer(io.StringIO())
+    # Keep the parser's own pretty-printing off the terminal: 6.12's parser
+    # prints to the module's stdout printer, newer ones (7.3) take a printer.
+    kp.stdout = quiet_printer(kunit_printer)
     _parser = kp
     return kp
 
 
+def quiet_printer(kunit_printer):
+    """A kunit_printer.Printer that prints nothing: Printer(output) in
+    6.12, Printer(print=False, output=...) since."""
+    params = inspect.signature(kunit_printer.Printer).parameters
+    if 'print' in params:
+        return kunit_printer.Printer(print=False, output=io.StringIO())
+    return kunit_printer.Printer(io.StringIO())
+
+
 def parse_ktap(lines):
     kp = kunit_parser()
+    if 'printer' in inspect.signature(kp.parse_run_tests).parameters:
+        return kp.parse_run_tests(lines, kp.stdout)
     return kp.parse_run_tests(lines)
 
 

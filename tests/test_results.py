@@ -212,3 +212,25 @@ class TypedRecordsTest(unittest.TestCase):
         self.assertEqual(results.PASS, 'pass')
         self.assertEqual(str(results.XFAIL), 'xfail')
         self.assertEqual(json.dumps({'s': results.FAIL}), '{"s": "fail"}')
+
+
+class ParserVersionsTest(unittest.TestCase):
+    """The KTAP parser comes from the base's tree: 6.12's Printer takes the
+    output only, newer ones (7.3) a print flag too, and their
+    parse_run_tests() takes the printer."""
+
+    def test_quiet_printer_for_both_signatures(self):
+        import types
+
+        class Old:
+            def __init__(self, output):
+                self.output = output
+
+        class New:
+            def __init__(self, print=True, output=None):
+                self.print, self.output = print, output
+        self.assertTrue(hasattr(results.quiet_printer(types.SimpleNamespace(Printer=Old)),
+                                'output'))
+        p = results.quiet_printer(types.SimpleNamespace(Printer=New))
+        self.assertFalse(p.print)
+        self.assertIsNotNone(p.output)
