@@ -21,6 +21,9 @@ class Base:
     # Options the config fragments request that this base no longer has
     # at all, each with why: not checked there (and checked to be absent).
     gone: Tuple[Tuple[str, str], ...] = ()
+    # Fragments (in configs/) merged last into every configuration on this
+    # base: what the base needs so that the same tests run as on 6.12.
+    fragments: Tuple[str, ...] = ()
 
 
 BASES = {b.name: b for b in [
@@ -34,6 +37,7 @@ BASES = {b.name: b for b in [
                 'at boot by the ARM64_HAS_LSE_ATOMICS alternative): no LL/SC-only kernel'),
                ('CONFIG_ARM64_USE_LSE_ATOMICS', 'as CONFIG_ARM64_LSE_ATOMICS'),
                ('CONFIG_ARM64_PAN', 'PAN is always built in'),
-               ('CONFIG_PROC_SYSCTL', '/proc/sys comes with CONFIG_SYSCTL'))),
+               ('CONFIG_PROC_SYSCTL', '/proc/sys comes with CONFIG_SYSCTL')),
+         fragments=('base-7.3.config',)),
 ]}
 DEFAULT = '6.12'

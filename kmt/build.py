@@ -106,7 +106,8 @@ def fragment_paths(cfg, tree='series', series_tests=None):
     an empty series)."""
     if series_tests is None:
         series_tests = tree != 'base'
-    names = cfg.fragments + (cfg.series_fragments if series_tests else ())
+    names = cfg.fragments + (cfg.series_fragments if series_tests else ()) + \
+        paths.BASE.fragments
     return [os.path.join(paths.CONFIGS, f) for f in names]
 
 

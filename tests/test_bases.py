@@ -110,3 +110,17 @@ class GoneOptionsTest(unittest.TestCase):
         with self.assertRaises(log.StepError) as e:
             self.configure(have, (('CONFIG_PROC_SYSCTL', 'merged into SYSCTL'),))
         self.assertIn('still has it', str(e.exception))
+
+
+class BaseFragmentsTest(unittest.TestCase):
+    def test_base_fragments_exist_and_come_last(self):
+        from kmt import build
+        for b in bases.BASES.values():
+            for f in b.fragments:
+                path = os.path.join(paths.CONFIGS, f)
+                self.assertTrue(build.requested([path]), path)
+        code = ('from kmt import build, targets; '
+                'print(build.fragment_paths(targets.CONFIGS["lean"])[-1])')
+        res = subprocess.run([sys.executable, '-c', code], cwd=paths.REPO, text=True,
+                             env=dict(os.environ, KMT_BASE='7.3'), stdout=subprocess.PIPE)
+        self.assertTrue(res.stdout.strip().endswith('base-7.3.config'), res.stdout)
