@@ -80,12 +80,19 @@ class Symbols:
         with open(path) as f:
             return cls(f)
 
-    def name(self, addr):
+    def locate(self, addr):
+        """(symbol, offset) of the text symbol holding addr, or None."""
         i = bisect.bisect_right(self.addrs, addr) - 1
         if i < 0:
+            return None
+        return self.names[i], addr - self.addrs[i]
+
+    def name(self, addr):
+        found = self.locate(addr)
+        if found is None:
             return '0x%x' % addr
         # Strip compiler suffixes: foo.constprop.0 and foo.isra.0 are foo.
-        return self.names[i].split('.')[0]
+        return found[0].split('.')[0]
 
 
 # Interrupt entry: the frames above it belong to whatever the interrupt

@@ -133,9 +133,6 @@ def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machi
     return parsed, os.path.relpath(logfile, paths.REPO)
 
 
-system_map = bootspec.system_map
-
-
 def use_records(kernel, mode, b, ops, region, chains, symbols, logf):
     """Tag stores per operation by use (attrib.RULES), and the owners
     behind them; raises StepError when the chains do not add up to the
@@ -217,7 +214,7 @@ def run(quick=False, apply=True, plan_name=None):
                 res, logf, out = _boot(k, *kernels[k], mode, plan['bench'], True,
                                        prefix + 'plugin', plugin_so=so, machine=machine)
                 if out and k not in symbols:
-                    symbols[k] = attrib.Symbols.load(system_map(kernels[k][0]))
+                    symbols[k] = attrib.Symbols.load(bootspec.system_map(kernels[k][0]))
                 recs = plugin_records(k, mode, res, out, logf, symbols.get(k)) if out else []
             records += recs
             counted[(k, mode)] = {(r['benchmark'], r['metric'], r.get('use')): r['value']

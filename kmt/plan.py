@@ -6,7 +6,7 @@ descriptions (bootspec.py) that the real run uses."""
 
 import os
 
-from . import bootspec, build, paths, series, source, targets
+from . import bootspec, build, log, paths, series, source, targets
 
 
 def _rel(p):
@@ -17,12 +17,10 @@ def matrix_plan(matrix, cells=None):
     """The plan as lines of text; raises StepError on an inconsistent table."""
     errs = targets.validate()
     if errs:
-        from .log import StepError
-        raise StepError('targets.py is inconsistent:\n  ' + '\n  '.join(errs))
+        raise log.StepError('targets.py is inconsistent:\n  ' + '\n  '.join(errs))
     chosen = [c for c in targets.MATRICES[matrix] if not cells or c.name in cells]
     if not chosen:
-        from .log import StepError
-        raise StepError('no cell of matrix %s matches %s' % (matrix, cells))
+        raise log.StepError('no cell of matrix %s matches %s' % (matrix, cells))
     patches = source.read_series()
     dropped = []
     if not patches:

@@ -1,7 +1,6 @@
 """Boot a kernel under QEMU with a host-side timeout; the full serial log
 goes to a file, condensed progress to the terminal."""
 
-import bisect
 import os
 import queue
 import re
@@ -110,12 +109,8 @@ def where(pcs, system_map=''):
         syms = attrib.Symbols.load(system_map)
     out = []
     for cpu, pc in pcs:
-        if syms is not None and syms.addrs:
-            i = bisect.bisect_right(syms.addrs, pc) - 1
-            name = ('%s+0x%x' % (syms.names[i], pc - syms.addrs[i])) if i >= 0 else hex(pc)
-        else:
-            name = hex(pc)
-        out.append('CPU%d at %s' % (cpu, name))
+        found = syms.locate(pc) if syms is not None else None
+        out.append('CPU%d at %s' % (cpu, '%s+0x%x' % found if found else hex(pc)))
     return ', '.join(out)
 
 

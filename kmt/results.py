@@ -42,11 +42,10 @@ class Status(str, enum.Enum):
 
 PASS, FAIL, SKIP, XFAIL = Status.PASS, Status.FAIL, Status.SKIP, Status.XFAIL
 
-# What can go wrong besides a failed test: the kernel reports of REPORTS
-# and what the tooling itself notices.
-PROBLEM_KINDS = ('panic', 'kasan', 'oops', 'stall', 'bug', 'warning',
-                 'timeout', 'missing', 'module', 'qemu', 'unexpected-pass',
-                 'bench', 'gate')
+# What can go wrong besides a failed test: a kernel report (a kind of
+# REPORTS, below) or what the tooling itself notices.
+TOOL_PROBLEMS = ('timeout', 'missing', 'module', 'qemu', 'unexpected-pass', 'bench',
+                 'gate')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +75,7 @@ class Problem:
     line: int = 0       # line of the console log, 0: none
 
     def __post_init__(self):
-        if self.kind not in PROBLEM_KINDS:
+        if self.kind not in TOOL_PROBLEMS and self.kind not in dict(REPORTS):
             raise ValueError('unknown problem kind %r' % self.kind)
 
     def as_dict(self):
