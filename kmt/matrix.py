@@ -109,15 +109,22 @@ def print_table(records):
         print('\n'.join(notes))
 
 
-def run_matrix(matrix, cells=None, apply=True, extra_records=()):
-    """Build, boot and report; returns (records, counts, summary), summary
-    being what RESULTS/<matrix>.json holds."""
+def chosen_cells(matrix, cells=None):
+    """The cells of matrix to run (all, or those named); raises StepError
+    on an inconsistent table or when no cell matches."""
     errs = targets.validate()
     if errs:
         raise log.StepError('targets.py is inconsistent:\n  ' + '\n  '.join(errs))
     chosen = [c for c in targets.MATRICES[matrix] if not cells or c.name in cells]
     if not chosen:
         raise log.StepError('no cell of matrix %s matches %s' % (matrix, cells))
+    return chosen
+
+
+def run_matrix(matrix, cells=None, apply=True, extra_records=()):
+    """Build, boot and report; returns (records, counts, summary), summary
+    being what RESULTS/<matrix>.json holds."""
+    chosen = chosen_cells(matrix, cells)
     expectations = results.load_expectations()
     with log.phase('kernel tree'):
         tag = source.ensure_base()

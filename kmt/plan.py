@@ -6,7 +6,8 @@ descriptions (bootspec.py) that the real run uses."""
 
 import os
 
-from . import bootspec, build, log, paths, series, source, targets
+from . import bootspec, build, paths, series, source, targets
+from . import matrix as matrix_mod
 
 
 def _rel(p):
@@ -15,12 +16,7 @@ def _rel(p):
 
 def matrix_plan(matrix, cells=None):
     """The plan as lines of text; raises StepError on an inconsistent table."""
-    errs = targets.validate()
-    if errs:
-        raise log.StepError('targets.py is inconsistent:\n  ' + '\n  '.join(errs))
-    chosen = [c for c in targets.MATRICES[matrix] if not cells or c.name in cells]
-    if not chosen:
-        raise log.StepError('no cell of matrix %s matches %s' % (matrix, cells))
+    chosen = matrix_mod.chosen_cells(matrix, cells)
     patches = source.read_series()
     dropped = []
     if not patches:
