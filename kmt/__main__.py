@@ -145,6 +145,39 @@ def cmd_matrix(args, name):
     return 1 if c['fail'] else 0
 
 
+def write_check_cover():
+    """make cover on a base whose cover letter quotes make check (7.3): the
+    table of its last check run, into the cover letter and the README
+    section of that base (between <!-- check-BASE:begin/end --> markers)."""
+    res_json = os.path.join(paths.RESULTS, 'check.json')
+    if not os.path.exists(res_json):
+        raise log.StepError('no %s: run BASE=%s make check first' % (res_json, paths.BASE_NAME))
+    with open(res_json) as f:
+        summary = json.load(f)
+    if summary.get('series_head') is None or not summary.get('series'):
+        raise log.StepError('%s is a run without the series: run BASE=%s make check'
+                            % (res_json, paths.BASE_NAME))
+    table = matrix.markdown_cells(summary)
+    md = os.path.join(paths.RESULTS, 'check.md')
+    with open(md, 'w') as f:
+        f.write(table)
+    out = source.write_cover_letter(os.path.join(paths.REPO, 'docs', paths.BASE.cover_template),
+                                    md, base=summary['base'])
+    log.info('wrote %s' % os.path.relpath(out, paths.REPO))
+    readme = os.path.join(paths.REPO, 'README.md')
+    with open(readme) as f:
+        text = f.read()
+    marker = 'check-%s' % paths.BASE_NAME
+    new, n = re.subn(r'(<!-- %s:begin -->\n).*?(<!-- %s:end -->)' % (marker, marker),
+                     lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
+    if n != 1:
+        raise log.StepError('README.md has no <!-- %s:begin/end --> section' % marker)
+    with open(readme, 'w') as f:
+        f.write(new)
+    log.info('updated the %s results in README.md' % paths.BASE_NAME)
+    return 0
+
+
 def _terminate(signum, frame):
     raise KeyboardInterrupt
 
@@ -231,7 +264,8 @@ def main(argv=None):
             return 1 if c['fail'] else 0
         elif args.cmd == 'export':
             names = source.export_series(args.branch)
-            log.info('exported %d patches to patches/: %s' % (len(names), ' '.join(names)))
+            log.info('exported %d patches to %s/: %s' % (
+                len(names), os.path.relpath(paths.PATCHES, paths.REPO), ' '.join(names)))
         elif args.cmd == 'signoff':
             names = identity.sign_series(args.identity, dry_run=args.dry_run)
             log.info('%s %d patches as %s: %s' % (
@@ -250,6 +284,8 @@ def main(argv=None):
                 print('error: ' + p, file=sys.stderr)
             log.summary()
             return 1 if result['problems'] or why else 0
+        elif args.cmd == 'cover' and paths.BASE.cover_results == 'check':
+            return write_check_cover()
         elif args.cmd == 'cover':
             res_json = os.path.join(paths.RESULTS, 'bench', 'results.json')
             if not os.path.exists(res_json):
@@ -260,7 +296,7 @@ def main(argv=None):
             with open(md, 'w') as f:
                 f.write(table)
             out = source.write_cover_letter(os.path.join(paths.REPO, 'docs',
-                                                         'cover-letter.txt'), md)
+                                                         paths.BASE.cover_template), md)
             log.info('wrote %s' % os.path.relpath(out, paths.REPO))
             readme = os.path.join(paths.REPO, 'README.md')
             with open(readme) as f:

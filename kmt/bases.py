@@ -4,7 +4,7 @@ and where its series lives. BASE=<name> (environment KMT_BASE) picks one;
 """
 
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,14 @@ class Base:
     # Fragments (in configs/) merged last into every configuration on this
     # base: what the base needs so that the same tests run as on 6.12.
     fragments: Tuple[str, ...] = ()
+    # The suites (targets.SUITES, from_series) that this base's series adds;
+    # None: all of them. The series' config fragments of the others are not
+    # merged and those suites do not run.
+    series_suites: Optional[Tuple[str, ...]] = None
+    # make cover: the cover letter's template (in docs/) and the results
+    # its table comes from: 'bench' (make bench) or 'check' (make check).
+    cover_template: str = 'cover-letter.txt'
+    cover_results: str = 'bench'
 
 
 BASES = {b.name: b for b in [
@@ -38,6 +46,11 @@ BASES = {b.name: b for b in [
                ('CONFIG_ARM64_USE_LSE_ATOMICS', 'as CONFIG_ARM64_LSE_ATOMICS'),
                ('CONFIG_ARM64_PAN', 'PAN is always built in'),
                ('CONFIG_PROC_SYSCTL', '/proc/sys comes with CONFIG_SYSCTL')),
-         fragments=('base-7.3.config',)),
+         fragments=('base-7.3.config',),
+         # So far the 7.3 series carries KASAN fixes and their KUnit cases
+         # (in the kasan suite); the refcount and arm64_mte suites are not
+         # carried yet.
+         series_suites=(),
+         cover_template='cover-letter-7.3.txt', cover_results='check'),
 ]}
 DEFAULT = '6.12'

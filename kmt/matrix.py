@@ -2,6 +2,7 @@
 cells need, boot each cell, rerun probabilistic failures with other seeds,
 write a JSON file next to every log and print the result table."""
 
+import collections
 import datetime
 import os
 
@@ -130,13 +131,15 @@ def run_matrix(matrix, cells=None, apply=True, extra_records=()):
         tag = source.ensure_base()
         patches = source.apply_series(tag=tag) if apply else None
     # An empty series (a base as it ships): no series test options to
-    # configure, no suites the series adds to run.
+    # configure, no suites the series adds to run; a base's series may
+    # carry only some of those suites.
     empty = source.tree_is_base(tag)
-    if empty:
-        chosen, dropped = targets.without_series(chosen)
-        for name, suites in dropped:
-            log.info('%s: no %s here (the series adds it; the series is empty)'
-                     % (name, ', '.join(suites)))
+    chosen, dropped = targets.without_series(
+        chosen, () if empty else targets.series_suites(paths.BASE))
+    for name, suites in dropped:
+        log.info('%s: no %s here (the series adds it; %s)'
+                 % (name, ', '.join(suites), 'the series is empty' if empty
+                    else 'not in the %s series' % paths.BASE_NAME))
     built = {}
     records = list(extra_records)
     for cell in chosen:
@@ -165,3 +168,29 @@ def write_summary(summary):
     the series gates of make check)."""
     results.write_json(os.path.join(paths.RESULTS, summary['matrix'] + '.json'),
                        dict(summary, phases=log.phases()))
+
+
+REPORT_KINDS = {kind for kind, _ in results.REPORTS}
+
+
+def markdown_cells(summary):
+    """A markdown table of a check run (the summary check.json holds): per
+    cell its kasan mode and counts, then every expected failure with its
+    reason. The 7.3 cover letter and README quote it."""
+    rows = ['| cell | kasan | passed | failed | skipped | expected failures | kernel reports |',
+            '|---|---|---:|---:|---:|---:|---:|']
+    xfails = []
+    for c in summary['cells']:
+        n = collections.Counter(t['status'] for t in c['tests'])
+        reports = sum(1 for p in c['problems'] if p['kind'] in REPORT_KINDS)
+        rows.append('| %s | %s | %d | %d | %d | %d | %d |' % (
+            c['cell'], c['kasan'], n['pass'], n['fail'] + len(c['problems']), n['skip'],
+            n['xfail'], reports))
+        xfails += ['%s %s/%s' % (c['cell'], t['suite'], t['name']) + (
+            ': ' + t['detail'][len('expected failure: '):] if t['detail'] else '')
+            for t in c['tests'] if t['status'] == results.XFAIL]
+    text = '\n'.join(rows) + '\n'
+    if xfails:
+        text += '\nExpected failures (expectations.txt):\n\n' + \
+            ''.join('- %s\n' % x for x in xfails)
+    return text

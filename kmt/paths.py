@@ -25,7 +25,7 @@ DEBS = os.path.join(BUILD, 'debs')            # arm64 packages for the guest
 PATCHES = os.path.join(REPO, BASE.patch_dir)
 CONFIGS = os.path.join(REPO, 'configs')
 GUEST = os.path.join(REPO, 'guest')
-EXPECTATIONS = os.path.join(REPO, 'expectations.txt')
+EXPECTATIONS = os.path.join(PATCHES, 'expectations.txt')   # per base
 
 SOURCE_PACKAGE = BASE.package
 SOURCE_TARBALL = os.path.join(PKG if BASE.suite else '/', 'usr', 'src',

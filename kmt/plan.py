@@ -18,9 +18,8 @@ def matrix_plan(matrix, cells=None):
     """The plan as lines of text; raises StepError on an inconsistent table."""
     chosen = matrix_mod.chosen_cells(matrix, cells)
     patches = source.read_series()
-    dropped = []
-    if not patches:
-        chosen, dropped = targets.without_series(chosen)
+    chosen, dropped = targets.without_series(
+        chosen, targets.series_suites(paths.BASE) if patches else ())
     configs = []
     for c in chosen:
         if c.config not in configs:
@@ -34,8 +33,9 @@ def matrix_plan(matrix, cells=None):
                                if paths.BASE.suite else '',
                                len(patches), _rel(paths.PATCHES))]
     for name, suites in dropped:
-        lines.append('%s: without %s (the series adds it; the series is empty)'
-                     % (name, ', '.join(suites)))
+        lines.append('%s: without %s (the series adds it; %s)'
+                     % (name, ', '.join(suites), 'not in the %s series' % paths.BASE_NAME
+                        if patches else 'the series is empty'))
     whole = matrix.startswith('check') and not cells
     if whole:
         lines.append('tooling self-tests (tests/, no kernel)')

@@ -245,17 +245,36 @@ RUN = [
 MATRICES = {'check': CHECK, 'check-all': CHECK_ALL, 'run': RUN}
 
 
-def without_series(cells):
-    """The cells as they run on a tree without the series (an empty
-    series: a base as it ships): the suites the series adds are left out,
-    and a cell left with none is dropped. Returns (cells, [(cell name,
-    suites left out)])."""
+# The series' config fragments, each with the suite (from_series) whose
+# code and options it needs: merged only where the base's series has it.
+SERIES_FRAGMENT_SUITE = {
+    'series-tests.config': 'refcount',
+    'modules-series.config': 'refcount',
+    'mte-kunit.config': 'arm64-mte',
+}
+
+
+def series_suites(base):
+    """The suites (from_series) that `base`'s series adds."""
+    every = tuple(n for n, s in SUITES.items() if s.from_series)
+    return every if base.series_suites is None else base.series_suites
+
+
+def without_series(cells, kept_suites=()):
+    """The cells as they run on a tree without (part of) the series: the
+    suites the series adds, except kept_suites, are left out, and a cell
+    left with none is dropped. With the default, a tree without the series
+    at all (an empty series: a base as it ships). Returns (cells,
+    [(cell name, suites left out)])."""
+    def gone_here(name):
+        return SUITES[name].from_series and name not in kept_suites
+
     kept, dropped = [], []
     for c in cells:
-        gone = tuple(s for s in c.suites if SUITES[s].from_series)
+        gone = tuple(s for s in c.suites if gone_here(s))
         if gone:
             dropped.append((c.name, gone))
-        left = tuple(s for s in c.suites if not SUITES[s].from_series)
+        left = tuple(s for s in c.suites if not gone_here(s))
         if left:
             kept.append(dataclasses.replace(c, suites=left) if gone else c)
     return kept, dropped

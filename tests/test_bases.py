@@ -67,6 +67,45 @@ class WithoutSeriesTest(unittest.TestCase):
         self.assertEqual(dict(dropped), {'kasan-off': ('arm64-mte',),
                                          'refcount-lse': ('refcount',)})
 
+    def test_a_series_that_carries_some_suites_keeps_those(self):
+        by = {c.name: c for c in targets.CHECK}
+        kept, dropped = targets.without_series([by['kasan-off'], by['refcount-lse']],
+                                               ('refcount',))
+        self.assertEqual([c.name for c in kept], ['kasan-off', 'refcount-lse'])
+        self.assertEqual(kept[1], by['refcount-lse'])
+        self.assertEqual(dict(dropped), {'kasan-off': ('arm64-mte',)})
+
+    def test_series_fragments_follow_the_suites_the_base_series_has(self):
+        from unittest import mock
+        from kmt import build
+        cfg = targets.CONFIGS['lean']
+        names = lambda: [os.path.basename(f) for f in build.fragment_paths(cfg)]
+        every = bases.Base('x', 'linux-source-x')
+        some = bases.Base('y', 'linux-source-y', series_suites=('refcount',))
+        none = bases.Base('z', 'linux-source-z', series_suites=())
+        with mock.patch.object(paths, 'BASE', every):
+            self.assertEqual(names(), list(cfg.fragments + cfg.series_fragments))
+        with mock.patch.object(paths, 'BASE', some):
+            self.assertEqual(names(), list(cfg.fragments) + ['series-tests.config'])
+        with mock.patch.object(paths, 'BASE', none):
+            self.assertEqual(names(), list(cfg.fragments))
+
+    def test_every_series_fragment_names_a_series_suite(self):
+        used = {f for c in targets.CONFIGS.values() for f in c.series_fragments}
+        self.assertEqual(used, set(targets.SERIES_FRAGMENT_SUITE))
+        for suite in targets.SERIES_FRAGMENT_SUITE.values():
+            self.assertTrue(targets.SUITES[suite].from_series, suite)
+
+    def test_expectations_live_with_each_base_series(self):
+        for b in bases.BASES.values():
+            for e in _load(os.path.join(paths.REPO, b.patch_dir, 'expectations.txt')):
+                self.assertTrue(e['reason'])
+
+
+def _load(path):
+    from kmt import results
+    return results.load_expectations(path)
+
 
 if __name__ == '__main__':
     unittest.main()
