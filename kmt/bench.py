@@ -288,23 +288,31 @@ def run(quick=False, apply=True, plan_name=None):
     return result, table
 
 
-def untagged_checks(records, same):
+def untagged_checks(records, same, base_untagged=None):
     """The series' promise, checked on the plugin's chains: with kasan on,
     the patched kernel stores no tag for a kernel stack or a page table.
     The baseline must show such tag stores in the benchmarks that create
-    them, or the attribution itself is broken (checked both ways).
-    Returns [(name, problem or None)], one per record checked."""
+    them, or the attribution itself is broken (checked both ways), unless
+    the base as shipped already leaves them untagged (base_untagged,
+    default: the base's Base.untagged_stacks, mainline 7.3): then both
+    kernels must store none. Returns [(name, problem or None)], one per
+    record checked."""
+    if base_untagged is None:
+        base_untagged = paths.BASE.untagged_stacks
     checks = []
     for r in records:
         if r['metric'] != 'tag_stores_use_per_op' or r['kasan'] == 'off':
             continue
         b, k, mode, use, v = r['benchmark'], r['kernel'], r['kasan'], r['use'], r['value']
         name = '%s/%s/%s' % (b, mode, use)
-        if k == 'patched' and not same and use in attrib.UNTAGGED:
-            checks.append((name + '-untagged', None if not v else
-                           'patched kernel, kasan %s, %s: %s %s tag stores per op (want 0)'
-                           % (mode, b, v, use)))
-        if k == 'baseline' and EXPECT_BASELINE_USE.get(b) == use:
+        want_zero = use in attrib.UNTAGGED and (
+            base_untagged or (k == 'patched' and not same))
+        if want_zero:
+            checks.append((name + ('-untagged' if k == 'patched' else '-untagged-base'),
+                           None if not v else
+                           '%s kernel, kasan %s, %s: %s %s tag stores per op (want 0)'
+                           % (k, mode, b, v, use)))
+        elif k == 'baseline' and EXPECT_BASELINE_USE.get(b) == use:
             checks.append((name + '-attributed', None if v else
                            'baseline kernel, kasan %s, %s: no %s tag stores attributed '
                            '(the attribution rules no longer match this kernel)'
@@ -312,9 +320,9 @@ def untagged_checks(records, same):
     return checks
 
 
-def untagged_problems(records, same):
+def untagged_problems(records, same, base_untagged=None):
     """The failed untagged_checks, as problem strings."""
-    return [p for _, p in untagged_checks(records, same) if p]
+    return [p for _, p in untagged_checks(records, same, base_untagged) if p]
 
 
 def _fmt_pct(new, old):

@@ -329,6 +329,9 @@ def skip_reasons(lines):
     return reasons
 
 
+_DROPPED = re.compile(r'\*\* \d+ printk messages dropped \*\*')
+
+
 def suite_results(lines, suite):
     """[(test name, status, detail)] for one suite, or an error string."""
     if suite.kind == 'kunit':
@@ -347,8 +350,10 @@ def suite_results(lines, suite):
         if not named:
             return 'KUnit suite %s ran no test case' % suite.select
         if len(named) < len(t.subtests) or (t.expected_count or 0) > len(named):
-            return 'KUnit suite %s: %d of %d cases reported (crash?)' % (
-                suite.select, len(named), max(len(t.subtests), t.expected_count or 0))
+            dropped = any(_DROPPED.search(l) for l in lines[:cut])
+            return 'KUnit suite %s: %d of %d cases reported (%s)' % (
+                suite.select, len(named), max(len(t.subtests), t.expected_count or 0),
+                'printk dropped console messages' if dropped else 'crash?')
         return [(c.name, status_of(c), '') for c in named]
     block, end = _kselftest_block(lines, suite.name)
     if block is None:

@@ -92,7 +92,7 @@ class CapturedTest(unittest.TestCase):
         self.assertEqual(uses['page_table'], 0)
         self.assertGreater(uses['slab'], 0)
         self.assertGreater(uses['mmu_gather_batch'], 0)
-        self.assertEqual(bench.untagged_problems(recs, same=False), [])
+        self.assertEqual(bench.untagged_problems(recs, same=False, base_untagged=False), [])
 
     def test_lost_chain_is_an_error(self):
         out, syms = _load('patched')
@@ -108,22 +108,31 @@ class UntaggedProblemsTest(unittest.TestCase):
 
     def test_patched_page_table_tag_is_a_problem(self):
         recs = [self._rec('baseline', 'page_table', 4636), self._rec('patched', 'page_table', 1)]
-        problems = bench.untagged_problems(recs, same=False)
+        problems = bench.untagged_problems(recs, same=False, base_untagged=False)
         self.assertEqual(len(problems), 1)
         self.assertIn('page_table', problems[0])
 
     def test_empty_series_is_not_checked_for_zero(self):
         recs = [self._rec('baseline', 'page_table', 4636),
                 self._rec('patched', 'page_table', 4636)]
-        self.assertEqual(bench.untagged_problems(recs, same=True), [])
+        self.assertEqual(bench.untagged_problems(recs, same=True, base_untagged=False), [])
 
     def test_baseline_without_attribution_is_a_problem(self):
         recs = [self._rec('baseline', 'stack', 0, b='thread')]
-        self.assertIn('attribution', bench.untagged_problems(recs, same=False)[0])
+        self.assertIn('attribution', bench.untagged_problems(recs, same=False, base_untagged=False)[0])
+
+    def test_a_base_that_skips_stacks_wants_none_on_either_kernel(self):
+        recs = [self._rec('baseline', 'stack', 0, b='thread'),
+                self._rec('patched', 'stack', 0, b='thread')]
+        self.assertEqual(bench.untagged_problems(recs, same=True, base_untagged=True), [])
+        recs[0]['value'] = 259
+        problems = bench.untagged_problems(recs, same=True, base_untagged=True)
+        self.assertEqual(len(problems), 1)
+        self.assertIn('baseline kernel', problems[0])
 
     def test_kasan_off_is_not_checked(self):
         recs = [self._rec('baseline', 'stack', 0, b='thread', mode='off')]
-        self.assertEqual(bench.untagged_problems(recs, same=False), [])
+        self.assertEqual(bench.untagged_problems(recs, same=False, base_untagged=False), [])
 
 
 if __name__ == '__main__':

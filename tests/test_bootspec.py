@@ -11,7 +11,7 @@ from kmt import bootspec, qemu, targets
 TAIL = ' -display none -monitor none -serial stdio -nic none -no-reboot'
 MTE = 'qemu-system-aarch64 -machine virt,mte=on,gic-version=3 -cpu max'
 LLSC = 'qemu-system-aarch64 -machine virt,gic-version=3 -cpu cortex-a72'
-BOOT = ' -kernel Image -initrd initrd -append console=ttyAMA0 panic=-1 rdinit=/init '
+BOOT = ' -kernel Image -initrd initrd -append console=ttyAMA0 log_buf_len=1M panic=-1 rdinit=/init '
 
 
 def cell(name, matrix='check'):

@@ -106,6 +106,15 @@ class AnalyzeTest(unittest.TestCase):
         self.assertTrue(any('mte never started' in t for t in texts), texts)
         self.assertTrue(all(t['status'] == results.FAIL for t in out['tests']))
 
+    def test_dropped_console_messages_are_named(self):
+        lines = ['[    1.0] KTAP version 1', '[    1.0] 1..1',
+                 '[    1.0]     KTAP version 1', '[    1.0]     # Subtest: kasan',
+                 '[    1.0]     1..2', '[    1.1]     ok 1 kmalloc_oob_right',
+                 '** 13 printk messages dropped **', '[    1.2] ok 1 kasan']
+        err = results.suite_results(lines, targets.SUITES['kasan'])
+        self.assertEqual(err, 'KUnit suite kasan: 1 of 2 cases reported '
+                              '(printk dropped console messages)')
+
     def test_kasan_report_outside_its_suite(self):
         out = results.analyze(load('kasan-outside.log'), SYNC)
         self.assertEqual([p['kind'] for p in out['problems']], ['kasan'])
