@@ -6,7 +6,7 @@ export KMT_BASE := $(BASE)
 endif
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
-.PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff cells lava clean distclean
+.PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff cells cover compare lava clean distclean
 
 run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
 	$(KMT) run
@@ -32,6 +32,10 @@ signoff:        ## NAME="Full Name" EMAIL=you@example.com: author and sign-off o
 	$(KMT) signoff "$(NAME) <$(EMAIL)>"
 cells:
 	$(KMT) cells
+cover:          ## the cover letter and README results from the last run (6.12: make bench; BASE=7.3: make check)
+	$(KMT) cover
+compare:        ## every base's bench results side by side (README), e.g. after make check and BASE=7.3 make check
+	$(KMT) compare
 lava:           ## one LAVA job per make check cell (ALL=1: every cell; URL_BASE=: where a lab gets the images)
 	$(KMT) lava $(if $(filter-out 0,$(ALL)),--all) $(if $(URL_BASE),--url-base $(URL_BASE))
 clean:          ## remove build outputs and logs, keep the kernel tree

@@ -31,8 +31,8 @@ import subprocess
 import sys
 import unittest
 
-from . import (bench, build, identity, lava, log, matrix, paths, plan, plot, results,
-               series, source, targets)
+from . import (bench, build, compare, identity, lava, log, matrix, paths, plan, plot,
+               results, series, source, targets)
 
 
 def setup_host():
@@ -164,18 +164,22 @@ def write_check_cover():
     out = source.write_cover_letter(os.path.join(paths.REPO, 'docs', paths.BASE.cover_template),
                                     md, base=summary['base'])
     log.info('wrote %s' % os.path.relpath(out, paths.REPO))
+    replace_readme_section('check-%s' % paths.BASE_NAME, table)
+    log.info('updated the %s results in README.md' % paths.BASE_NAME)
+    return 0
+
+
+def replace_readme_section(marker, table):
+    """Put table between README.md's <!-- marker:begin/end --> lines."""
     readme = os.path.join(paths.REPO, 'README.md')
     with open(readme) as f:
         text = f.read()
-    marker = 'check-%s' % paths.BASE_NAME
     new, n = re.subn(r'(<!-- %s:begin -->\n).*?(<!-- %s:end -->)' % (marker, marker),
                      lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
     if n != 1:
         raise log.StepError('README.md has no <!-- %s:begin/end --> section' % marker)
     with open(readme, 'w') as f:
         f.write(new)
-    log.info('updated the %s results in README.md' % paths.BASE_NAME)
-    return 0
 
 
 def _terminate(signum, frame):
@@ -216,6 +220,7 @@ def main(argv=None):
     p.add_argument('--all', action='store_true', help='every gate, bisect and configs too')
     p.add_argument('--gate', action='append', choices=series.ALL_GATES)
     sub.add_parser('cover')
+    sub.add_parser('compare')
     p = sub.add_parser('bench')
     p.add_argument('--quick', action='store_true',
                    default=os.environ.get('QUICK', '0') not in ('', '0'))
@@ -284,6 +289,15 @@ def main(argv=None):
                 print('error: ' + p, file=sys.stderr)
             log.summary()
             return 1 if result['problems'] or why else 0
+        elif args.cmd == 'compare':
+            table = compare.markdown(compare.load())
+            out = os.path.join(paths.BUILD, 'results', 'compare.md')
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            with open(out, 'w') as f:
+                f.write(table)
+            print(table)
+            replace_readme_section('side-by-side', table)
+            log.info('wrote %s and the README section' % os.path.relpath(out, paths.REPO))
         elif args.cmd == 'cover' and paths.BASE.cover_results == 'check':
             return write_check_cover()
         elif args.cmd == 'cover':
