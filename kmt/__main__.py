@@ -22,14 +22,12 @@ APPLY=0 in the environment or --no-apply builds the kernel tree as it is.
 """
 
 import argparse
-import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
-import unittest
 
 from . import (bench, build, compare, identity, lava, log, matrix, paths, plan, plot,
                results, series, source, targets)
@@ -41,29 +39,30 @@ def setup_host():
 
 
 def tooling_selftests():
-    """The tooling's own tests (no kernel, no QEMU), as a record of the matrix."""
+    """The tooling's own tests (no kernel, no QEMU), as a record of the matrix.
+    They run in a fresh interpreter on the default base's layout (kmt/selftest.py)."""
     with log.phase('tooling self-tests'):
-        suite = unittest.defaultTestLoader.discover(os.path.join(paths.REPO, 'tests'),
-                                                    top_level_dir=paths.REPO)
         logfile = os.path.join(paths.LOGS, 'tooling-selftests.log')
         os.makedirs(paths.LOGS, exist_ok=True)
-        phases = list(log._PHASES)  # pylint: disable=protected-access
-        with open(logfile, 'w') as f, contextlib.redirect_stdout(f), \
-                contextlib.redirect_stderr(f):
-            res = unittest.TextTestRunner(stream=f, verbosity=2).run(suite)
-        log._PHASES[:] = phases  # pylint: disable=protected-access
-        failed = {id(t) for t, _ in res.failures + res.errors}
-        tests = []
-        for t, _ in res.failures + res.errors:
-            tests.append(results.test('tooling', t.id(), results.FAIL,
-                                      'see ' + os.path.relpath(logfile, paths.REPO)))
-        for t, reason in res.skipped:
-            tests.append(results.test('tooling', t.id(), results.SKIP, reason))
-        npass = res.testsRun - len(failed) - len(res.skipped)
+        outfile = logfile[:-len('.log')] + '.json'
+        env = {k: v for k, v in os.environ.items() if k != 'KMT_BASE'}
+        res = subprocess.run([sys.executable, '-m', 'kmt.selftest', logfile, outfile],
+                             cwd=paths.REPO, env=env)
+        if res.returncode != 0 or not os.path.exists(outfile):
+            raise log.StepError('the tooling self-tests did not run (log %s)' % logfile)
+        with open(outfile) as f:
+            outcome = json.load(f)
+        tests = [results.test('tooling', name, results.FAIL,
+                              'see ' + os.path.relpath(logfile, paths.REPO))
+                 for name in outcome['failed']]
+        tests += [results.test('tooling', name, results.SKIP, reason)
+                  for name, reason in outcome['skipped']]
+        npass = outcome['run'] - len(outcome['failed']) - len(outcome['skipped'])
         tests += [results.test('tooling', 'passed-%d' % i, results.PASS)
                   for i in range(npass)]
         log.info('tooling self-tests: %d run, %d failed, %d skipped (log %s)' % (
-            res.testsRun, len(failed), len(res.skipped), os.path.relpath(logfile, paths.REPO)))
+            outcome['run'], len(outcome['failed']), len(outcome['skipped']),
+            os.path.relpath(logfile, paths.REPO)))
     return results.record('tooling', ['tooling'], '-', tests, (),
                           os.path.relpath(logfile, paths.REPO))
 

@@ -332,16 +332,37 @@ def skip_reasons(lines):
 _DROPPED = re.compile(r'\*\* \d+ printk messages dropped \*\*')
 
 
+_PRINTK_TIME = re.compile(r'\[\s*\d+\.\d+\] ')
+
+
+def kernel_lines(lines):
+    """The kernel's own lines of a console log, when printk prints
+    timestamps: user space's lines (the guest init's KMT-* markers, the
+    kselftests' output) are left out, and a kernel line that the console
+    printed right after a user line without a newline is split off it.
+    The kernel may print behind user space: a KASAN report is printed from
+    a deferred context, so a module's KUnit results can follow the init's
+    next marker. Without timestamps: the lines up to the first KMT-BEGIN
+    or KMT-DONE marker."""
+    if not any(_PRINTK_TIME.match(l) for l in lines[:200]):
+        for i, l in enumerate(lines):
+            if l.startswith('KMT-BEGIN') or l.startswith('KMT-DONE'):
+                return lines[:i]
+        return lines
+    out = []
+    for l in lines:
+        m = _PRINTK_TIME.search(l)
+        if m:
+            out.append(l[m.start():])
+    return out
+
+
 def suite_results(lines, suite):
     """[(test name, status, detail)] for one suite, or an error string."""
     if suite.kind == 'kunit':
-        cut = len(lines)
-        for i, l in enumerate(lines):
-            if l.startswith('KMT-BEGIN') or l.startswith('KMT-DONE'):
-                cut = i
-                break
+        klines = kernel_lines(lines)
         found = []
-        for doc in ktap_documents(lines[:cut]):
+        for doc in ktap_documents(klines):
             found += [t for t in parse_ktap(doc).subtests if t.name == suite.select]
         if not found:
             return 'KUnit suite %s never reported a result' % suite.select
@@ -350,7 +371,7 @@ def suite_results(lines, suite):
         if not named:
             return 'KUnit suite %s ran no test case' % suite.select
         if len(named) < len(t.subtests) or (t.expected_count or 0) > len(named):
-            dropped = any(_DROPPED.search(l) for l in lines[:cut])
+            dropped = any(_DROPPED.search(l) for l in lines)
             return 'KUnit suite %s: %d of %d cases reported (%s)' % (
                 suite.select, len(named), max(len(t.subtests), t.expected_count or 0),
                 'printk dropped console messages' if dropped else 'crash?')
