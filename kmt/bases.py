@@ -31,11 +31,11 @@ class Base:
     # make cover: the cover letter's template (in docs/) and the results
     # its table comes from: 'bench' (make bench) or 'check' (make check).
     cover_template: str = 'cover-letter.txt'
+    cover_results: str = 'bench'
     # The base as shipped already leaves kernel stacks and page tables
     # untagged (mainline's part 2): make bench then wants no such tag
     # store on either kernel, instead of seeing them on the baseline.
     untagged_stacks: bool = False
-    cover_results: str = 'bench'
 
 
 BASES = {b.name: b for b in [

@@ -137,7 +137,7 @@ def kunit_parser():
         return _parser
     d = os.path.join(paths.SRC, 'tools', 'testing', 'kunit')
     if not os.path.exists(os.path.join(d, 'kunit_parser.py')):
-        d = os.path.join(paths.BUILD, 'kunit-parser')
+        d = os.path.join(paths.BASE_BUILD, 'kunit-parser')   # the base's own parser
         if not os.path.exists(os.path.join(d, 'kunit_parser.py')):
             os.makedirs(d, exist_ok=True)
             members = ['%s/tools/testing/kunit/%s.py' % (paths.SOURCE_PACKAGE, m)

@@ -91,3 +91,32 @@ class Plot(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class CitedCommits(unittest.TestCase):
+    """checkpatch cannot look commit ids up in a tree without history; the
+    gate accepts its warning only for a listed id quoted with its subject."""
+    OUT = "WARNING: Unknown commit id '25c17c4b55de', maybe rebased or not pulled?\n"
+    CITED = {'25c17c4b55de': 'hugetlb: arm64: add mte support'}
+
+    def test_listed_id_with_its_subject_is_accounted(self):
+        text = 'Fixes: 25c17c4b55de ("hugetlb: arm64: add mte support")\n'
+        self.assertEqual(series.unknown_ids_accounted(self.OUT, text, self.CITED), [])
+
+    def test_wrong_subject_or_unlisted_id_still_fails(self):
+        text = 'Fixes: 25c17c4b55de ("hugetlb: add mte support")\n'
+        self.assertEqual(len(series.unknown_ids_accounted(self.OUT, text, self.CITED)), 1)
+        self.assertEqual(len(series.unknown_ids_accounted(self.OUT, text, {})), 1)
+
+    def test_other_findings_are_kept(self):
+        out = self.OUT + 'WARNING: Prefer a maximum 75 chars per line\n'
+        text = 'Fixes: 25c17c4b55de ("hugetlb: arm64: add mte support")\n'
+        self.assertEqual(series.unknown_ids_accounted(out, text, self.CITED),
+                         ['WARNING: Prefer a maximum 75 chars per line'])
+
+    def test_every_base_list_is_well_formed(self):
+        import os
+        from kmt import bases, paths
+        for b in bases.BASES.values():
+            series.load_cited_commits(os.path.join(paths.REPO, b.patch_dir,
+                                                   'cited-commits.txt'))
