@@ -34,8 +34,8 @@ cells:
 	$(KMT) cells
 cover:          ## the cover letter and README results from the last run (6.12: make bench; BASE=7.3: make check)
 	$(KMT) cover
-compare:        ## every base's bench results side by side (README), e.g. after make check and BASE=7.3 make check
-	$(KMT) compare
+compare:        ## every base's bench results side by side (README); MEASURE=1: first measure every base in one run (QUICK sizes)
+	$(KMT) compare $(if $(filter-out 0,$(MEASURE)),--measure)
 lava:           ## one LAVA job per make check cell (ALL=1: every cell; URL_BASE=: where a lab gets the images)
 	$(KMT) lava $(if $(filter-out 0,$(ALL)),--all) $(if $(URL_BASE),--url-base $(URL_BASE))
 clean:          ## remove build outputs and logs, keep the kernel tree

@@ -219,7 +219,11 @@ def main(argv=None):
     p.add_argument('--all', action='store_true', help='every gate, bisect and configs too')
     p.add_argument('--gate', action='append', choices=series.ALL_GATES)
     sub.add_parser('cover')
-    sub.add_parser('compare')
+    p = sub.add_parser('compare')
+    p.add_argument('--measure', action='store_true',
+                   help='first run make bench of every base, in one run')
+    p.add_argument('--plan', choices=sorted(bench.PLANS), default='quick',
+                   help='the bench plan of --measure (default quick)')
     p = sub.add_parser('bench')
     p.add_argument('--quick', action='store_true',
                    default=os.environ.get('QUICK', '0') not in ('', '0'))
@@ -289,6 +293,8 @@ def main(argv=None):
             log.summary()
             return 1 if result['problems'] or why else 0
         elif args.cmd == 'compare':
+            if args.measure:
+                compare.measure(args.plan)
             table = compare.markdown(compare.load())
             out = os.path.join(paths.BUILD, 'results', 'compare.md')
             os.makedirs(os.path.dirname(out), exist_ok=True)

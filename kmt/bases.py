@@ -24,10 +24,10 @@ class Base:
     # Fragments (in configs/) merged last into every configuration on this
     # base: what the base needs so that the same tests run as on 6.12.
     fragments: Tuple[str, ...] = ()
-    # The suites (targets.SUITES, from_series) that this base's series adds;
-    # None: all of them. The series' config fragments of the others are not
-    # merged and those suites do not run.
-    series_suites: Optional[Tuple[str, ...]] = None
+    # The suites (targets.SUITES, from_series) and parts (targets.SERIES_PARTS)
+    # that this base's series carries; None: all of them. The series' config
+    # fragments of the others are not merged and those suites do not run.
+    series_carries: Optional[Tuple[str, ...]] = None
     # make cover: the cover letter's template (in docs/) and the results
     # its table comes from: 'bench' (make bench) or 'check' (make check).
     cover_template: str = 'cover-letter.txt'
@@ -51,10 +51,10 @@ BASES = {b.name: b for b in [
                ('CONFIG_ARM64_PAN', 'PAN is always built in'),
                ('CONFIG_PROC_SYSCTL', '/proc/sys comes with CONFIG_SYSCTL')),
          fragments=('base-7.3.config',),
-         # So far the 7.3 series carries KASAN fixes and their KUnit cases
-         # (in the kasan suite); the refcount and arm64_mte suites are not
-         # carried yet.
-         series_suites=(),
+         # The 7.3 series carries KASAN fixes, the KUnit cases of the 6.12
+         # series (kasan suite) and its refcount and arm64_mte suites; not
+         # the refcount_t fast path (part 3).
+         series_carries=(),
          cover_template='cover-letter-7.3.txt', cover_results='check',
          untagged_stacks=True),
 ]}

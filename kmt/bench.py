@@ -274,6 +274,11 @@ def run(quick=False, apply=True, plan_name=None):
         'series_ref': head,
         'series_empty': same,
         'plan': plan_name,
+        # make compare MEASURE=1 measures every base in one run: the same
+        # id on each base's results, and the tooling (harness and plugin
+        # sources) they were measured with.
+        'run_id': os.environ.get('KMT_RUN_ID') or None,
+        'tooling': source.tooling_revision(),
         'machine': machine,
         'plugin_selftest': selftest,
         'records': records,

@@ -103,6 +103,9 @@ def kernel_cmdline(spec):
         args.append('kmt.modules=' + ','.join(spec.modules))
     if ksft:
         args.append('kmt.suites=' + ','.join('%s=%s' % (s.name, s.select) for s in ksft))
+    running = ksft + (kunit if not spec.kunit_filter else [])
+    for s in running:
+        args += [a for a in s.cmdline if a not in args]
     return ' '.join(args + list(spec.cmdline))
 
 

@@ -106,8 +106,8 @@ def fragment_paths(cfg, tree='series', series_tests=None):
     an empty series)."""
     if series_tests is None:
         series_tests = tree != 'base'
-    has = targets.series_suites(paths.BASE) if series_tests else ()
-    series = tuple(f for f in cfg.series_fragments if targets.SERIES_FRAGMENT_SUITE[f] in has)
+    has = targets.series_carries(paths.BASE) if series_tests else ()
+    series = tuple(f for f in cfg.series_fragments if targets.SERIES_FRAGMENT_NEEDS[f] in has)
     names = cfg.fragments + series + paths.BASE.fragments
     return [os.path.join(paths.CONFIGS, f) for f in names]
 

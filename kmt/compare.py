@@ -4,10 +4,18 @@ build/<base>/results/bench/results.json) in one table per figure, one
 column per base and kernel (baseline: the base as shipped; patched: with
 that base's series). The counts are exact (-icount shift=0, the guest
 PMU and the kmt-count plugin), so runs of different bases compare as long
-as they measured the same plan (QUICK or full sizes)."""
+as they measured the same plan (QUICK or full sizes).
 
+make compare MEASURE=1 (compare --measure) measures every base in one run
+first: make bench of each base in turn, with the same run id and the same
+tooling, then the table; the table says whether its columns come from
+one run or from separate ones."""
+
+import datetime
 import json
 import os
+import subprocess
+import sys
 
 from . import attrib, bases, log, paths
 
@@ -38,6 +46,40 @@ def load(base_names=None):
             with open(p) as f:
                 found[name] = json.load(f)
     return found
+
+
+def bench_commands(plan_name, run_id):
+    """[(base name, argv, environment changes)] of a one-run measurement:
+    make bench of every base, in table order."""
+    argv = [sys.executable, '-m', 'kmt', 'bench', '--plan', plan_name]
+    return [(name, argv, {'KMT_BASE': name, 'KMT_RUN_ID': run_id}) for name in bases.BASES]
+
+
+def measure(plan_name='quick', runner=subprocess.run):
+    """Measure every base in one run; returns the run id. A base whose
+    bench fails stops the run (its error is in its own log)."""
+    run_id = '%s-%d' % (datetime.datetime.now(datetime.timezone.utc)
+                        .strftime('%Y%m%dT%H%M%SZ'), os.getpid())
+    for name, argv, env in bench_commands(plan_name, run_id):
+        with log.phase('bench of base %s (plan %s, run %s)' % (name, plan_name, run_id)):
+            res = runner(argv, cwd=paths.REPO, env=dict(os.environ, **env))
+            if res.returncode != 0:
+                raise log.StepError('make bench of base %s failed (exit %d): see its '
+                                    'output above' % (name, res.returncode))
+    return run_id
+
+
+def provenance(runs):
+    """One line: whether the results come from one run (make compare
+    MEASURE=1: one run id, one tooling revision) or from separate ones."""
+    ids = {r.get('run_id') for r in runs.values()}
+    tools = {r.get('tooling') for r in runs.values()}
+    if len(ids) == 1 and None not in ids and len(tools) == 1:
+        return 'Measured in one run (%s, tooling %s): `make compare MEASURE=1`.' % (
+            ids.pop(), tools.pop())
+    return ('Separate runs (%s): `make compare MEASURE=1` measures every base in one run.'
+            % '; '.join('%s %s, tooling %s' % (b, r.get('date', '?'), r.get('tooling') or '?')
+                        for b, r in runs.items()))
 
 
 def _columns(runs):
@@ -72,7 +114,8 @@ def markdown(runs):
     rule = '|---|---|' + '---:|' * len(cols)
     lines = ['Bases side by side (plan %s): %s.' % (
         list(plans.values())[0], '; '.join('%s = Debian %s' % (b, r.get('base'))
-                                           for b, r in runs.items()))]
+                                           for b, r in runs.items())),
+             '', provenance(runs)]
     for metric, title, fmt in FIGURES:
         lines += ['', title, '', head, rule]
         for bench in benches:

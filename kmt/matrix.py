@@ -135,7 +135,7 @@ def run_matrix(matrix, cells=None, apply=True, extra_records=()):
     # carry only some of those suites.
     empty = source.tree_is_base(tag)
     chosen, dropped = targets.without_series(
-        chosen, () if empty else targets.series_suites(paths.BASE))
+        chosen, () if empty else targets.series_carries(paths.BASE))
     for name, suites in dropped:
         log.info('%s: no %s here (the series adds it; %s)'
                  % (name, ', '.join(suites), 'the series is empty' if empty

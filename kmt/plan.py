@@ -19,7 +19,7 @@ def matrix_plan(matrix, cells=None):
     chosen = matrix_mod.chosen_cells(matrix, cells)
     patches = source.read_series()
     chosen, dropped = targets.without_series(
-        chosen, targets.series_suites(paths.BASE) if patches else ())
+        chosen, targets.series_carries(paths.BASE) if patches else ())
     configs = []
     for c in chosen:
         if c.config not in configs:

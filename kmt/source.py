@@ -22,6 +22,17 @@ _GIT_ENV = {
 }
 
 
+def tooling_revision():
+    """The project's own revision (harness, plugin, series): its HEAD,
+    with '+changes' when the work tree differs from it; None outside git."""
+    head = git(['rev-parse', 'HEAD'], cwd=paths.REPO, check=False)
+    if head.returncode != 0:
+        return None
+    dirty = git(['status', '--porcelain', '--untracked-files=no'], cwd=paths.REPO,
+                check=False).stdout.strip()
+    return head.stdout.strip()[:12] + ('+changes' if dirty else '')
+
+
 def git(args, cwd=None, check=True, capture=True, env=None):
     full_env = dict(os.environ)
     if env:

@@ -55,6 +55,8 @@ class Suite:
     subtarget: str = ''
     # Added by the series (a base without it has no such suite).
     from_series: bool = False
+    # Kernel parameters the suite needs, added to a boot that runs it.
+    cmdline: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,28 +72,28 @@ class Cell:
 
 CONFIGS = {c.name: c for c in [
     KernelConfig('lean', 'allnoconfig', ('minimal.config', 'mte-kasan.config'),
-                 ('series-tests.config', 'mte-kunit.config')),
+                 ('series-tests.config', 'refcount-fastpath.config', 'mte-kunit.config')),
     KernelConfig('full', 'defconfig', ('mte-kasan.config', 'full.config'),
-                 ('series-tests.config',)),
+                 ('series-tests.config', 'refcount-fastpath.config')),
     # MTE without KASAN, as distribution kernels are (and make series-check:
     # the #ifdef branches compile).
     KernelConfig('lean-nokasan', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'nokasan.config', 'hotplug.config'),
-                 ('series-tests.config', 'mte-kunit.config')),
+                 ('series-tests.config', 'refcount-fastpath.config', 'mte-kunit.config')),
     # No LSE atomics at all (MTE needs them, so no MTE and no KASAN either):
     # the refcount code on its LL/SC-only build.
     KernelConfig('lean-nolse', 'allnoconfig', ('minimal.config', 'nolse.config'),
-                 ('series-tests.config',)),
+                 ('series-tests.config', 'refcount-fastpath.config')),
     # The configurations users build (the lean config plus one change each).
     KernelConfig('lean-modules', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'modules.config'),
-                 ('series-tests.config', 'modules-series.config'), modules=True),
+                 ('series-tests.config', 'refcount-fastpath.config', 'modules-series.config'), modules=True),
     KernelConfig('lean-rt', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'expert.config', 'rt.config'),
-                 ('series-tests.config',)),
+                 ('series-tests.config', 'refcount-fastpath.config')),
     KernelConfig('lean-kasan-generic', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'kasan-generic.config'),
-                 ('series-tests.config',)),
+                 ('series-tests.config', 'refcount-fastpath.config')),
     # Two changes each, to keep make check within its time budget (every
     # kernel costs about nine minutes of compiling on two cores; the cells
     # of each change are independent of the other's):
@@ -99,18 +101,18 @@ CONFIGS = {c.name: c for c in [
     KernelConfig('lean-nokasan-rt', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'nokasan.config', 'hotplug.config',
                   'expert.config', 'rt.config'),
-                 ('series-tests.config', 'mte-kunit.config')),
+                 ('series-tests.config', 'refcount-fastpath.config', 'mte-kunit.config')),
     # KASAN generic on a kernel built without LSE atomics (LL/SC only).
     KernelConfig('lean-kasan-generic-llsc', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'kasan-generic.config',
                   'llsc-only.config'),
-                 ('series-tests.config',)),
+                 ('series-tests.config', 'refcount-fastpath.config')),
     KernelConfig('lean-kasan-sw-tags', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'kasan-sw-tags.config'),
-                 ('series-tests.config',)),
+                 ('series-tests.config', 'refcount-fastpath.config')),
     KernelConfig('lean-kcsan', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'expert.config', 'kcsan.config'),
-                 ('series-tests.config',)),
+                 ('series-tests.config', 'refcount-fastpath.config')),
     # make bench's refcount kernels (the lean config with the benchmark
     # module of bench/, built on a throw-away branch): the arm64 fast path
     # on, and the generic C code.
@@ -121,7 +123,7 @@ CONFIGS = {c.name: c for c in [
                   'refcount-generic.config')),
     KernelConfig('lean-clang', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'scs.config'),
-                 ('series-tests.config',), llvm=True),
+                 ('series-tests.config', 'refcount-fastpath.config'), llvm=True),
 ]}
 
 MACHINES = {m.name: m for m in [
@@ -153,7 +155,10 @@ HW_TAGS_MODES = ('sync', 'async', 'asymm')
 SUITES = {s.name: s for s in [
     Suite('kasan', 'kunit', 'kasan',
           expected_reports=('kasan',), probabilistic=True, module='kasan_test'),
-    Suite('mte', 'kselftest', 'arm64:check_*', subtarget='mte'),
+    # check_hugetlb_options sets nr_hugepages=2 itself; a lean kernel
+    # (no COMPACTION) may by then have no two free 2 MiB blocks, so the
+    # pages are reserved at boot.
+    Suite('mte', 'kselftest', 'arm64:check_*', subtarget='mte', cmdline=('hugepages=2',)),
     Suite('lkdtm-refcount', 'kselftest', 'lkdtm:REFCOUNT_*',
           expected_reports=('warning',), module='lkdtm'),
     # The series leaves kernel stacks untagged: the VMAP stack guard pages
@@ -245,19 +250,28 @@ RUN = [
 MATRICES = {'check': CHECK, 'check-all': CHECK_ALL, 'run': RUN}
 
 
-# The series' config fragments, each with the suite (from_series) whose
-# code and options it needs: merged only where the base's series has it.
-SERIES_FRAGMENT_SUITE = {
+# What a series carries besides test suites: code whose config option
+# only exists in a tree with that part of the series.
+SERIES_PARTS = {
+    'refcount-fastpath': 'the arm64 refcount_t fast path (part 3)',
+}
+
+# The series' config fragments, each with the suite (from_series) or the
+# part (SERIES_PARTS) whose code and options it needs: merged only where
+# the base's series carries it.
+SERIES_FRAGMENT_NEEDS = {
     'series-tests.config': 'refcount',
+    'refcount-fastpath.config': 'refcount-fastpath',
     'modules-series.config': 'refcount',
     'mte-kunit.config': 'arm64-mte',
 }
 
 
-def series_suites(base):
-    """The suites (from_series) that `base`'s series adds."""
-    every = tuple(n for n, s in SUITES.items() if s.from_series)
-    return every if base.series_suites is None else base.series_suites
+def series_carries(base):
+    """The suites (from_series) and parts (SERIES_PARTS) that `base`'s
+    series carries."""
+    every = tuple(n for n, s in SUITES.items() if s.from_series) + tuple(SERIES_PARTS)
+    return every if base.series_carries is None else base.series_carries
 
 
 def without_series(cells, kept_suites=()):

@@ -81,20 +81,25 @@ class WithoutSeriesTest(unittest.TestCase):
         cfg = targets.CONFIGS['lean']
         names = lambda: [os.path.basename(f) for f in build.fragment_paths(cfg)]
         every = bases.Base('x', 'linux-source-x')
-        some = bases.Base('y', 'linux-source-y', series_suites=('refcount',))
-        none = bases.Base('z', 'linux-source-z', series_suites=())
+        some = bases.Base('y', 'linux-source-y', series_carries=('refcount',))
+        none = bases.Base('z', 'linux-source-z', series_carries=())
         with mock.patch.object(paths, 'BASE', every):
             self.assertEqual(names(), list(cfg.fragments + cfg.series_fragments))
         with mock.patch.object(paths, 'BASE', some):
             self.assertEqual(names(), list(cfg.fragments) + ['series-tests.config'])
         with mock.patch.object(paths, 'BASE', none):
             self.assertEqual(names(), list(cfg.fragments))
+        fast = bases.Base('w', 'linux-source-w', series_carries=('refcount', 'refcount-fastpath'))
+        with mock.patch.object(paths, 'BASE', fast):
+            self.assertEqual(names(), list(cfg.fragments) + ['series-tests.config',
+                                                             'refcount-fastpath.config'])
 
-    def test_every_series_fragment_names_a_series_suite(self):
+    def test_every_series_fragment_names_a_series_suite_or_part(self):
         used = {f for c in targets.CONFIGS.values() for f in c.series_fragments}
-        self.assertEqual(used, set(targets.SERIES_FRAGMENT_SUITE))
-        for suite in targets.SERIES_FRAGMENT_SUITE.values():
-            self.assertTrue(targets.SUITES[suite].from_series, suite)
+        self.assertEqual(used, set(targets.SERIES_FRAGMENT_NEEDS))
+        for need in targets.SERIES_FRAGMENT_NEEDS.values():
+            self.assertTrue(need in targets.SERIES_PARTS or targets.SUITES[need].from_series,
+                            need)
 
     def test_expectations_live_with_each_base_series(self):
         for b in bases.BASES.values():

@@ -28,7 +28,7 @@ class BootSpecTest(unittest.TestCase):
         self.assertEqual(render(spec), MTE + ' -smp 2 -m 1024' + BOOT +
                          'kasan.mode=sync kunit.enable=1 kunit.filter_glob=kasan '
                          'kmt.suites=mte=arm64:check_*,lkdtm-refcount=lkdtm:REFCOUNT_*,'
-                         'lkdtm-stack=lkdtm:STACK_GUARD_PAGE_*' + TAIL)
+                         'lkdtm-stack=lkdtm:STACK_GUARD_PAGE_* hugepages=2' + TAIL)
 
     def test_cell_with_modules(self):
         modules = targets.Cell('modules', 'lean-modules', 'mte', 'sync',
@@ -44,6 +44,15 @@ class BootSpecTest(unittest.TestCase):
         self.assertEqual(render(spec), MTE + ' -smp 4 -m 1024' + BOOT +
                          'kasan.mode=sync kunit.enable=1 kunit.filter_glob=refcount '
                          'panic_on_warn=1' + TAIL)
+
+    def test_suite_kernel_parameters_only_where_the_suite_runs(self):
+        # The mte kselftests' hugetlb case needs two 2 MiB pages, reserved
+        # at boot (test_cell); a rerun of one KUnit case boots without the
+        # kselftests, and a cell without the mte suite reserves none.
+        rerun = bootspec.for_cell(cell('sync'), 'Image', 'initrd',
+                                  kunit_filter='kasan.kmalloc_oob_right')
+        self.assertNotIn('hugepages', render(rerun))
+        self.assertNotIn('hugepages', render(bootspec.for_cell(cell('llsc'), 'Image', 'i')))
 
     def test_rerun(self):
         spec = bootspec.for_cell(cell('async'), 'Image', 'initrd',

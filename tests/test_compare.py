@@ -1,8 +1,9 @@
 """make compare: bases side by side from their bench results."""
 
+import subprocess
 import unittest
 
-from kmt import compare, log
+from kmt import bases, compare, log
 
 
 def rec(kernel, bench, kasan, metric, value, use=None):
@@ -40,6 +41,36 @@ class CompareTest(unittest.TestCase):
                 '7.3': run('7.3.4', 'full', [('baseline', 'insn_per_op', 1.0, None)])}
         with self.assertRaises(log.StepError):
             compare.markdown(runs)
+
+    def test_provenance_one_run_or_separate_runs(self):
+        one = {b: dict(run(b, 'quick', [('baseline', 'insn_per_op', 1.0, None)]),
+                       run_id='r1', tooling='abc', date='d') for b in ('6.12', '7.3')}
+        self.assertIn('Measured in one run (r1, tooling abc)', compare.markdown(one))
+        for change in ({'run_id': 'r2'}, {'run_id': None}, {'tooling': 'def'}):
+            apart = dict(one, **{'7.3': dict(one['7.3'], **change)})
+            text = compare.markdown(apart)
+            self.assertIn('Separate runs (6.12 d, tooling abc; 7.3 d, tooling ', text)
+            self.assertNotIn('Measured in one run', text)
+
+    def test_measure_benches_every_base_with_one_run_id(self):
+        calls = []
+
+        def runner(argv, cwd=None, env=None):
+            calls.append((argv[-4:], env['KMT_BASE'], env['KMT_RUN_ID']))
+            return subprocess.CompletedProcess(argv, 0)
+        run_id = compare.measure('quick', runner=runner)
+        self.assertEqual(calls, [(['kmt', 'bench', '--plan', 'quick'], b, run_id)
+                                 for b in bases.BASES])
+
+    def test_measure_stops_at_a_failed_base(self):
+        calls = []
+
+        def runner(argv, cwd=None, env=None):
+            calls.append(env['KMT_BASE'])
+            return subprocess.CompletedProcess(argv, 1)
+        with self.assertRaises(log.StepError):
+            compare.measure('quick', runner=runner)
+        self.assertEqual(calls, [list(bases.BASES)[0]])
 
     def test_no_results_is_an_error(self):
         with self.assertRaises(log.StepError):
