@@ -54,7 +54,7 @@ BASES = {b.name: b for b in [
          # The 7.3 series carries KASAN fixes, the KUnit cases of the 6.12
          # series (kasan suite) and its refcount and arm64_mte suites; not
          # the refcount_t fast path (part 3).
-         series_carries=(),
+         series_carries=('refcount', 'arm64-mte'),
          cover_template='cover-letter-7.3.txt', cover_results='check',
          untagged_stacks=True),
 ]}

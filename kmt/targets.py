@@ -121,6 +121,11 @@ CONFIGS = {c.name: c for c in [
     KernelConfig('refbench-generic', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'refbench.config',
                   'refcount-generic.config')),
+    # Shadow call stacks with GCC (12 and later build them for arm64):
+    # the lean kernel plus SCS, for the kasan suite's shadow call stack
+    # check, at a GCC build's cost.
+    KernelConfig('lean-scs', 'allnoconfig', ('minimal.config', 'mte-kasan.config', 'scs.config'),
+                 ('series-tests.config', 'refcount-fastpath.config')),
     KernelConfig('lean-clang', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'scs.config'),
                  ('series-tests.config', 'refcount-fastpath.config'), llvm=True),
@@ -237,6 +242,9 @@ CHECK_ALL = CHECK + [
          ('refcount',)),
     # KCSAN: the refcount suite's concurrent cases, no data race reported.
     Cell('kcsan', 'lean-kcsan', 'mte-smp4', 'none', ('refcount',)),
+    # Shadow call stacks (GCC): kernel_stack_untagged checks the task's
+    # shadow call stack too.
+    Cell('scs', 'lean-scs', 'mte', 'sync', ('kasan',)),
     # clang (LLVM=1) with shadow call stacks, as Android builds.
     Cell('clang', 'lean-clang', 'mte', 'sync', ('kasan', 'mte')),
     Cell('clang-refcount', 'lean-clang', 'mte-smp4', 'sync', ('refcount',)),
