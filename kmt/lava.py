@@ -21,12 +21,18 @@ import os
 from . import bootspec, targets
 
 DEVICE_TYPES = ('qemu',)
-# KUnit case lines (indented under their suite: '    ok 3 name') without
-# a directive; '(?P<result>...)' and '(?P<test_case_id>...)' are LAVA's.
-KUNIT_PATTERN = r'\s{2,}(?P<result>ok|not ok) \d+ (?P<test_case_id>[^\s#]+)\r?\n'
+# The end of a result line: any '# directive' but SKIP (a failure with
+# '# exit=1' or '# TIMEOUT 45 seconds' is still a failure; skips are left
+# out, as LAVA's monitors cannot report them), then the line end as LAVA
+# sees it: it reads QEMU's serial console through a pty, so the guest's
+# CRLF arrives as CR CR LF.
+LINE_END = r'(?: #(?! SKIP)[^\r\n]*)?\r*\n'
+# KUnit case lines (indented under their suite: '    ok 3 name');
+# '(?P<result>...)' and '(?P<test_case_id>...)' are LAVA's.
+KUNIT_PATTERN = r'\s{2,}(?P<result>ok|not ok) \d+ (?P<test_case_id>[^\s#]+)' + LINE_END
 # kselftest results as run_kselftest.sh prints them.
 KSELFTEST_PATTERN = (r'(?P<result>ok|not ok) \d+ selftests: \S+: '
-                     r'(?P<test_case_id>[^\s#]+)\r?\n')
+                     r'(?P<test_case_id>[^\s#]+)' + LINE_END)
 FIXUP = {'ok': 'pass', 'not ok': 'fail'}
 
 
@@ -75,9 +81,14 @@ def job(spec, image_url, initrd_url, device_type='qemu'):
         'device_type': device_type,
         'visibility': 'public',
         'priority': 'medium',
-        'timeouts': {'job': {'minutes': test_timeout['minutes'] + 10},
+        # lava-run waits between two console lines of a monitor as long as
+        # the boot action's timeout, and for a monitor's start line as long
+        # as the lava-test-monitor connection timeout; a suite may be silent
+        # for minutes (the mte kselftests print their TAP at the end).
+        'timeouts': {'job': {'minutes': 2 * test_timeout['minutes'] + 10},
                      'action': test_timeout,
-                     'connection': {'minutes': 2}},
+                     'connection': {'minutes': 2},
+                     'connections': {'lava-test-monitor': dict(test_timeout)}},
         'context': {'arch': 'arm64', 'machine': machine.machine, 'cpu': machine.cpu,
                     'memory': machine.mem_mb, 'extra_options': qemu_options(spec)},
         'actions': [
@@ -86,7 +97,7 @@ def job(spec, image_url, initrd_url, device_type='qemu'):
                                         % bootspec.kernel_cmdline(spec),
                            'url': image_url},
                 'initrd': {'image_arg': '-initrd {initrd}', 'url': initrd_url}}}},
-            {'boot': {'method': 'qemu', 'media': 'tmpfs', 'timeout': {'minutes': 2}}},
+            {'boot': {'method': 'qemu', 'media': 'tmpfs', 'timeout': dict(test_timeout)}},
             {'test': {'timeout': test_timeout, 'monitors': monitors(spec)}},
         ],
     }

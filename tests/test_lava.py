@@ -20,7 +20,9 @@ KMT-KUNIT-DONE
 KSFT_LOG = '''KMT-BEGIN mte
 ok 1 selftests: arm64: check_buffer_fill
 not ok 2 selftests: arm64: check_child_memory
+not ok 3 selftests: arm64: check_gcr_el1_cswitch # exit=1
 ok 4 selftests: arm64: check_hugetlb_options # SKIP
+not ok 5 selftests: arm64: check_ksm_options # TIMEOUT 45 seconds
 KMT-END mte rc=1
 '''
 
@@ -63,13 +65,30 @@ class LavaJobTest(unittest.TestCase):
                          ['kunit', 'lkdtm-refcount'])
 
     def test_patterns_report_passes_and_failures_not_skips(self):
+        # LAVA reads QEMU's serial console through a pty: the guest's CRLF
+        # arrives as CR CR LF (lava-run 2023.01, QEMU 10).
         def results(pattern, text):
             return [(m.group('test_case_id'), lava.FIXUP[m.group('result')])
-                    for m in re.finditer(pattern, text.replace('\n', '\r\n'))]
+                    for m in re.finditer(pattern, text.replace('\n', '\r\r\n'))]
         self.assertEqual(results(lava.KUNIT_PATTERN, KUNIT_LOG),
                          [('kmalloc_oob_right', 'pass'), ('kmalloc_oob_left', 'fail')])
+        # A failure with a directive other than SKIP is still a failure.
         self.assertEqual(results(lava.KSELFTEST_PATTERN, KSFT_LOG),
-                         [('check_buffer_fill', 'pass'), ('check_child_memory', 'fail')])
+                         [('check_buffer_fill', 'pass'), ('check_child_memory', 'fail'),
+                          ('check_gcr_el1_cswitch', 'fail'), ('check_ksm_options', 'fail')])
+
+    def test_a_silent_suite_does_not_time_the_monitor_out(self):
+        # lava-run applies the boot action's timeout between two console
+        # lines of a monitor, and the lava-test-monitor connection timeout
+        # while waiting for a monitor's start: the mte suite is silent for
+        # minutes. Both must allow the cell's whole run.
+        data = lava.job(spec('sync'), 'file:///i', 'file:///r')
+        boot = [a['boot'] for a in data['actions'] if 'boot' in a][0]
+        test = [a['test'] for a in data['actions'] if 'test' in a][0]
+        self.assertEqual(boot['timeout'], test['timeout'])
+        self.assertEqual(data['timeouts']['connections']['lava-test-monitor'],
+                         test['timeout'])
+        self.assertGreaterEqual(test['timeout']['minutes'] * 60, spec('sync').timeout_s)
 
     def test_export_writes_yaml(self):
         if lava.lava_common() is None:
