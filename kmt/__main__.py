@@ -13,6 +13,9 @@
                                   the series' quality gates (checkpatch, maintainers,
                                   warnings; --all adds bisect and configs)
   python3 -m kmt cells            list the matrices
+  python3 -m kmt lava-run [--cell sync]
+                                  the cell's LAVA job through lava-run here, compared
+                                  with its direct run
   python3 -m kmt lava [--all] [--url-base URL]
                                   one LAVA job per cell (build/lava/), validated
 Options: --dry-run (check, run: print the plan, the builds and every QEMU
@@ -29,7 +32,7 @@ import signal
 import subprocess
 import sys
 
-from . import (bench, build, compare, identity, lava, log, matrix, paths, plan, plot,
+from . import (bench, build, compare, identity, lava, lavarun, log, matrix, paths, plan, plot,
                results, series, source, targets)
 
 
@@ -211,6 +214,10 @@ def main(argv=None):
     p = sub.add_parser('signoff')
     p.add_argument('identity', help='"Full Name <user@example.com>"')
     sub.add_parser('cells')
+    p = sub.add_parser('lava-run')
+    p.add_argument('--all', action='store_true', help='a cell of the ALL=1 matrix')
+    p.add_argument('--no-boot', action='store_true',
+                   help="read the cell's last lava-run log back, without running it again")
     p = sub.add_parser('lava')
     p.add_argument('--all', action='store_true', help='the ALL=1 matrix')
     p.add_argument('--url-base', help='where a lab downloads the images (default: file://)')
@@ -343,6 +350,25 @@ def main(argv=None):
             c = matrix.counts(records)
             print('%d passed, %d failed' % (c['pass'], c['fail']))
             return 1 if c['fail'] else 0
+        elif args.cmd == 'lava-run':
+            cells = args.cell or ['sync']
+            failed = 0
+            for cell in cells:
+                mx = 'check-all' if args.all else 'check'
+                record, checks = (lavarun.evaluate(cell, mx) if args.no_boot
+                                  else lavarun.run(cell, mx))
+                problems = [p['text'] for p in record['problems']]
+                c = matrix.counts([record])
+                print('%s through lava-run: %d passed, %d failed (with problems), '
+                      '%d skipped; %s' % (cell, c['pass'], c['fail'], c['skip'],
+                         'agrees with the direct run and with LAVA\'s own results'
+                         if not checks and not problems else 'DISAGREES or failed:'))
+                for t in problems + checks:
+                    print('  ' + t)
+                failed += bool(checks or problems)
+            print('Results: %s' % os.path.relpath(os.path.join(paths.RESULTS, 'lava-run'),
+                                                 paths.REPO))
+            return 1 if failed else 0
         elif args.cmd == 'lava':
             name = 'check-all' if args.all else 'check'
             out = os.path.join(paths.BUILD, 'lava', name)

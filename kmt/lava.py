@@ -103,23 +103,29 @@ def job(spec, image_url, initrd_url, device_type='qemu'):
     }
 
 
-def lava_common():
-    """LAVA's own lava_common package (Debian's lava-common), also from a
-    Python other than Debian's; None when it is not installed."""
+def debian_module(name):
+    """A module of Debian's python3 (e.g. lava_common.schemas, jinja2), also
+    from another Python of the same version; None when it is not there."""
     import importlib
     import sys
     try:
-        return importlib.import_module('lava_common.schemas')
+        return importlib.import_module(name)
     except ImportError:
         pass
     debian = '/usr/lib/python3/dist-packages'
-    if os.path.isdir(os.path.join(debian, 'lava_common')) and debian not in sys.path:
+    if os.path.isdir(debian) and debian not in sys.path:
         sys.path.append(debian)
         try:
-            return importlib.import_module('lava_common.schemas')
+            return importlib.import_module(name)
         except ImportError:
             return None
     return None
+
+
+def lava_common():
+    """LAVA's own lava_common package (Debian's lava-common), also from a
+    Python other than Debian's; None when it is not installed."""
+    return debian_module('lava_common.schemas')
 
 
 def validate(data):

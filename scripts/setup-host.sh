@@ -18,8 +18,9 @@ HOST_PKGS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-source-6.12
 HOST_PKGS+=(libglib2.0-dev pkg-config)
 # The clang cell of make check builds the kernel with LLVM=1 (clang 14).
 HOST_PKGS+=(clang lld llvm)
-# LAVA's job schema, to validate the exported jobs (make lava, tooling tests).
-HOST_PKGS+=(lava-common)
+# LAVA's job schema, to validate the exported jobs (make lava, tooling tests);
+# jinja2 renders make lava-run's device from lava-server's templates.
+HOST_PKGS+=(lava-common python3-jinja2)
 QEMU_MIN_MAJOR=10
 
 log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*"; }

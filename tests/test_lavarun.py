@@ -1,0 +1,106 @@
+"""make lava-run without LAVA: reading lava-run's log back, checking LAVA's
+results against the console and the direct run, the device rendering."""
+
+import json
+import os
+import tempfile
+import unittest
+from unittest import mock
+
+from kmt import lava, lavarun, results, targets
+
+CELL = [c for c in targets.CHECK if c.name == 'sync'][0]
+
+
+def entry(lvl, msg):
+    return json.dumps({'dt': '2026-11-30T21:17:28.1', 'lvl': lvl, 'msg': msg})
+
+
+OUTPUT = [
+    '$ /usr/bin/python3 lava-run --job-id sync ...',
+    entry('info', 'start: 1 deployimages'),
+    entry('target', '[    3.51]     # Subtest: kasan'),
+    entry('target', '[    3.60]     ok 1 kmalloc_oob_right'),
+    entry('results', {'case': 'kmalloc_oob_right', 'definition': 'kunit',
+                      'extra': {'test_case_id': 'kmalloc_oob_right'}, 'result': 'pass'}),
+    entry('target', '[    3.61]     not ok 2 kmalloc_oob_left'),
+    entry('results', {'case': 'kmalloc_oob_left', 'definition': 'kunit',
+                      'extra': {'test_case_id': 'kmalloc_oob_left'}, 'result': 'fail'}),
+    entry('feedback', 'KMT-DONE'),
+    "{dt: '2026-11-30', lvl: results, msg: {case: job, definition: lava, result: pass}}",
+    '{not json nor yaml: [',
+]
+
+
+def rec(*tests):
+    return results.record('sync', ('kasan',), 'sync',
+                          [results.test(s, n, st) for s, n, st in tests])
+
+
+class ReadBackTest(unittest.TestCase):
+    def test_results_and_console_from_the_log(self):
+        found, console = lavarun.read_output(OUTPUT)
+        self.assertEqual([r['case'] for r in found],
+                         ['kmalloc_oob_right', 'kmalloc_oob_left', 'job'])
+        self.assertEqual(console[0], '[    3.51]     # Subtest: kasan')
+        self.assertEqual(console[-1], 'KMT-DONE')
+        self.assertEqual(lavarun.lava_verdict(found), 'pass')
+        self.assertIsNone(lavarun.lava_verdict(found[:2]))
+
+    def test_lava_results_checked_against_the_console(self):
+        found, _ = lavarun.read_output(OUTPUT)
+        same = rec(('kasan', 'kmalloc_oob_right', results.PASS),
+                   ('kasan', 'kmalloc_oob_left', results.XFAIL))
+        self.assertEqual(lavarun.monitor_mismatches(found, same, CELL), [])
+        other = rec(('kasan', 'kmalloc_oob_right', results.PASS),
+                    ('kasan', 'kmalloc_oob_left', results.PASS))
+        self.assertEqual(lavarun.monitor_mismatches(found, other, CELL),
+                         ['kasan/kmalloc_oob_left: LAVA says fail, its console says pass'])
+        missing = rec(('kasan', 'kmalloc_oob_right', results.PASS))
+        self.assertEqual(len(lavarun.monitor_mismatches(found, missing, CELL)), 1)
+
+    def test_every_outcome_compared_with_the_direct_run(self):
+        a = rec(('kasan', 'x', results.PASS), ('kasan', 'y', results.SKIP),
+                ('mte', 'z', results.FAIL))
+        self.assertEqual(lavarun.differences(a, a), [])
+        b = rec(('kasan', 'x', results.PASS), ('kasan', 'y', results.PASS))
+        self.assertEqual(lavarun.differences(a, b),
+                         ['kasan/y: skip through LAVA, pass directly',
+                          'mte/z: fail through LAVA, absent directly'])
+
+    def test_dispatcher_keeps_its_files_in_the_job_directory(self):
+        self.assertEqual(lavarun.dispatcher_config('/b/jobs/sync/tmp/'),
+                         'dispatcher_ip: 127.0.0.1\nprefix: /b/jobs/sync/tmp/\n')
+
+    def test_device_rendered_with_the_job_context_and_no_network(self):
+        if lava.debian_module('jinja2') is None or lava.debian_module('yaml') is None:
+            self.skipTest('python3-jinja2 is not installed (scripts/setup-host.sh installs it)')
+        stock = '''{% block body %}
+device_type: qemu
+actions:
+  boot:
+    methods:
+      qemu:
+        parameters:
+          options:
+{% block qemu_options %}
+          - -net nic,model=virtio -net user
+{% endblock qemu_options %}
+{% endblock body %}
+'''
+        job = lava.job(lavarun.bootspec.for_cell(CELL, 'I', 'R'), 'file:///I', 'file:///R')
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, 'qemu.jinja2'), 'w') as f:
+                f.write(stock)
+            with mock.patch.object(lavarun, 'templates_dir', return_value=d):
+                text = lavarun.render_device(job['context'])
+        opts = lava.debian_module('yaml').safe_load(text)[
+            'actions']['boot']['methods']['qemu']['parameters']
+        self.assertEqual(opts['options'], ['-cpu max', '-machine virt,mte=on,gic-version=3',
+                                           '-nographic', '-m 1024', '-monitor none'])
+        self.assertEqual(opts['extra'], job['context']['extra_options'])
+        self.assertNotIn('-net', text)
+
+
+if __name__ == '__main__':
+    unittest.main()
