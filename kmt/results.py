@@ -335,6 +335,11 @@ _DROPPED = re.compile(r'\*\* \d+ printk messages dropped \*\*')
 _PRINTK_TIME = re.compile(r'\[\s*\d+\.\d+\] ')
 
 
+# printk (7.3) prints this, then the console line a more urgent message
+# (a WARN) interrupted, again.
+REPLAY_MARKER = '** replaying previous printk message **'
+
+
 def kernel_lines(lines):
     """The kernel's own lines of a console log, when printk prints
     timestamps: user space's lines (the guest init's KMT-* markers, the
@@ -350,10 +355,19 @@ def kernel_lines(lines):
                 return lines[:i]
         return lines
     out = []
+    replay = False
     for l in lines:
+        if l.strip() == REPLAY_MARKER:
+            replay = True
+            continue
         m = _PRINTK_TIME.search(l)
         if m:
-            out.append(l[m.start():])
+            line = l[m.start():]
+            # After the marker printk prints the interrupted line again,
+            # with its own timestamp: keep it once.
+            if not (replay and out and out[-1] == line):
+                out.append(line)
+            replay = False
     return out
 
 

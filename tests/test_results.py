@@ -106,6 +106,28 @@ class AnalyzeTest(unittest.TestCase):
         self.assertTrue(any('mte never started' in t for t in texts), texts)
         self.assertTrue(all(t['status'] == results.FAIL for t in out['tests']))
 
+    def test_replayed_console_line_counts_once(self):
+        # 7.3's printk replays the line a WARN interrupted on the console
+        # ("** replaying previous printk message **", then the line again).
+        lines = ['[    1.0] KTAP version 1', '[    1.0] 1..1',
+                 '[    1.0]     KTAP version 1', '[    1.0]     # Subtest: refcount',
+                 '[    1.0]     1..1',
+                 '[    1.0]         KTAP version 1',
+                 '[    1.0]         # Subtest: refcount_test_add',
+                 '[    1.1]         ok 1 old=1 i=1',
+                 '[    1.2]         ok 2 old=0 i=0',
+                 '** replaying previous printk message **',
+                 '[    1.2]         ok 2 old=0 i=0',
+                 '[    1.3]         ok 3 old=0 i=2',
+                 '[    1.4]     # refcount_test_add: pass:3 fail:0 skip:0 total:3',
+                 '[    1.4]     ok 1 refcount_test_add',
+                 '[    1.5] ok 1 refcount']
+        self.assertEqual(results.suite_results(lines, targets.SUITES['refcount']),
+                         [('refcount_test_add', results.PASS, '')])
+        # A line printed twice for real (different timestamps) stays twice.
+        again = ['[    1.0] x', '** replaying previous printk message **', '[    1.1] x']
+        self.assertEqual(results.kernel_lines(again), ['[    1.0] x', '[    1.1] x'])
+
     def test_dropped_console_messages_are_named(self):
         lines = ['[    1.0] KTAP version 1', '[    1.0] 1..1',
                  '[    1.0]     KTAP version 1', '[    1.0]     # Subtest: kasan',
