@@ -459,26 +459,32 @@ def analyze(lines, cell, timed_out=False):
 
 # ---- expectations -----------------------------------------------------------
 
+def annotated_lines(path):
+    """(line number, body, comment) of each line of a data file whose lines
+    are 'BODY # COMMENT' (comment-only and blank lines skipped); nothing
+    when the file does not exist."""
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            body, _, comment = line.partition('#')
+            if body.strip():
+                yield n, body.strip(), comment
+
+
 def load_expectations(path=paths.EXPECTATIONS):
     """Known failures of the base: 'CELL-GLOB SUITE/TEST-GLOB fail # reason'.
     A reason is required."""
     exp = []
-    if not os.path.exists(path):
-        return exp
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            body, _, reason = line.partition('#')
-            body = body.strip()
-            if not body:
-                continue
-            parts = body.split()
-            if len(parts) != 3 or parts[2] != 'fail' or '/' not in parts[1]:
-                raise log.StepError('%s:%d: expected "CELL SUITE/TEST fail # reason"' % (path, n))
-            if not reason.strip():
-                raise log.StepError('%s:%d: an expected failure needs a reason' % (path, n))
-            suite, test = parts[1].split('/', 1)
-            exp.append({'cell': parts[0], 'suite': suite, 'test': test,
-                        'reason': reason.strip()})
+    for n, body, reason in annotated_lines(path):
+        parts = body.split()
+        if len(parts) != 3 or parts[2] != 'fail' or '/' not in parts[1]:
+            raise log.StepError('%s:%d: expected "CELL SUITE/TEST fail # reason"' % (path, n))
+        if not reason.strip():
+            raise log.StepError('%s:%d: an expected failure needs a reason' % (path, n))
+        suite, test = parts[1].split('/', 1)
+        exp.append({'cell': parts[0], 'suite': suite, 'test': test,
+                    'reason': reason.strip()})
     return exp
 
 

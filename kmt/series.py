@@ -64,19 +64,12 @@ def load_cited_commits(path):
     The tree is a Debian source package in one commit, so checkpatch cannot
     look these ids up; this file is what they are checked against instead."""
     cited = {}
-    if not os.path.exists(path):
-        return cited
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            body, _, source_ = line.partition('#')
-            body = body.strip()
-            if not body:
-                continue
-            cid, _, subject = body.partition(' ')
-            if not re.fullmatch(r'[0-9a-f]{12,40}', cid) or not subject or not source_.strip():
-                raise log.StepError('%s:%d: expected "ID SUBJECT # where it was checked"'
-                                    % (path, n))
-            cited[cid[:12]] = subject.strip()
+    for n, body, source_ in results.annotated_lines(path):
+        cid, _, subject = body.partition(' ')
+        if not re.fullmatch(r'[0-9a-f]{12,40}', cid) or not subject or not source_.strip():
+            raise log.StepError('%s:%d: expected "ID SUBJECT # where it was checked"'
+                                % (path, n))
+        cited[cid[:12]] = subject.strip()
     return cited
 
 
