@@ -32,6 +32,9 @@ PLANS = {
     'shapes': {'modes': ('off', 'sync'), 'pairs': 9, 'ratio_modes': ('sync',),
                'bench': 'thread2000_child=5,fork2g=10', 'machine': 'mte-4g',
                'output': 'shapes'},
+    # PLAN=refcount: part 3's benchmark alone (refbench.PLANS['idle']: more
+    # interleaved pairs), for wall-time ratios from an otherwise idle host.
+    'refcount': {'refcount_only': 'idle', 'output': 'refcount'},
 }
 # The benchmarks that allocate stacks / page tables: the baseline must
 # show tag stores of that use there (or the attribution rules are stale).
@@ -182,6 +185,8 @@ def run(quick=False, apply=True, plan_name=None):
     machine = plan.get('machine', MACHINE)
     prefix = '' if plan_name in ('full', 'quick') else plan_name + '-'
     kernels, head, same = build_kernels(apply)
+    if plan.get('refcount_only'):
+        return refcount_only(plan, plan_name, kernels, head, same)
     records = []
     insn = {}
     for mode in plan['modes']:
@@ -267,7 +272,24 @@ def run(quick=False, apply=True, plan_name=None):
             records += refbench.run(kernels['patched'][1], quick=quick)
         except log.StepError as e:
             problems.append('refcount benchmark: %s' % e)
-    result = {
+    result = dict(provenance(head, same, plan_name), **{
+        'machine': machine,
+        'plugin_selftest': selftest,
+        'records': records,
+        'problems': problems,
+    })
+    outdir = os.path.join(paths.RESULTS, 'bench')
+    name = plan.get('output', 'results')
+    results.write_json(os.path.join(outdir, name + '.json'), dict(result, phases=log.phases()))
+    table = markdown_table(result)
+    with open(os.path.join(outdir, name + '.md'), 'w') as f:
+        f.write(table)
+    return result, table
+
+
+def provenance(head, same, plan_name):
+    """What a results file says about what was measured, and with what."""
+    return {
         'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
         'base': source.base_version(),
         'series_head': source.git(['rev-parse', 'HEAD']).stdout.strip(),
@@ -279,16 +301,28 @@ def run(quick=False, apply=True, plan_name=None):
         # sources) they were measured with.
         'run_id': os.environ.get('KMT_RUN_ID') or None,
         'tooling': source.tooling_revision(),
-        'machine': machine,
-        'plugin_selftest': selftest,
-        'records': records,
-        'problems': problems,
     }
-    outdir = os.path.join(paths.RESULTS, 'bench')
-    name = plan.get('output', 'results')
-    results.write_json(os.path.join(outdir, name + '.json'), dict(result, phases=log.phases()))
-    table = markdown_table(result)
-    with open(os.path.join(outdir, name + '.md'), 'w') as f:
+
+
+def refcount_only(plan, plan_name, kernels, head, same,
+                  run_refbench=None, outdir=None, meta=None):
+    """PLAN=refcount: part 3's benchmark (refbench) and nothing else; its
+    results go to <output>.json / .md beside the default run's."""
+    if same:
+        raise log.StepError('the series is empty: no refcount fast path to measure')
+    run_refbench = run_refbench or refbench.run
+    problems = []
+    try:
+        records = run_refbench(kernels['patched'][1], plan=plan['refcount_only'])
+    except log.StepError as e:
+        records, problems = [], ['refcount benchmark: %s' % e]
+    meta = meta if meta is not None else provenance(head, same, plan_name)
+    result = dict(meta, records=records, problems=problems)
+    outdir = outdir or os.path.join(paths.RESULTS, 'bench')
+    results.write_json(os.path.join(outdir, plan['output'] + '.json'),
+                       dict(result, phases=log.phases()))
+    table = refbench.markdown_table(records)
+    with open(os.path.join(outdir, plan['output'] + '.md'), 'w') as f:
         f.write(table)
     return result, table
 

@@ -24,7 +24,10 @@ VARIANTS = {'fastpath': 'refbench-fastpath', 'generic': 'refbench-generic'}
 CPUS = (('max', 'mte'), ('cortex-a72', 'llsc'))
 OPS = ('inc', 'add', 'dec', 'dec_and_test', 'sub_and_test', 'inc_not_zero',
        'dec_and_test_final', 'timing')
-PLANS = {'full': {'iters': 200000, 'pairs': 3}, 'quick': {'iters': 20000, 'pairs': 1}}
+# full: make bench's default run; idle: make bench PLAN=refcount, for an
+# otherwise idle host, where wall-time ratios repeat within a few percent.
+PLANS = {'full': {'iters': 200000, 'pairs': 3}, 'quick': {'iters': 20000, 'pairs': 1},
+         'idle': {'iters': 200000, 'pairs': 9}}
 BOOT_TIMEOUT_S = 600
 
 _LINE = re.compile(r'refcount_bench: (\S+)\s+n=(\d+) ns=(\d+) per_iter=([0-9.]+) '
@@ -90,9 +93,9 @@ def _boot(variant, image, initrd, cpu, machine_name, iters, icount, tag):
     return parse(res.lines), os.path.relpath(logfile, paths.REPO)
 
 
-def run(initrd, quick=False):
+def run(initrd, quick=False, plan=None):
     """Returns the records for results.json."""
-    plan = PLANS['quick' if quick else 'full']
+    plan = PLANS[plan or ('quick' if quick else 'full')]
     kernels = build_kernels()
     records = []
     for v, (_, vmlinux) in kernels.items():

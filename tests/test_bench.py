@@ -1,5 +1,8 @@
 """Benchmark output parsing and the report table (no kernel needed)."""
 
+import json
+import os
+import tempfile
 import unittest
 
 from kmt import bench, log
@@ -46,6 +49,47 @@ class BenchParseTest(unittest.TestCase):
                                       'series_empty': False})
         self.assertIn('| getpid | sync | 281.0 | 270.0 | -3.9% | 269.0 | 92% |', table)
         self.assertIn('| getpid | sync | 0.900 | 0.800 | 1.000 | 0.950 | 3 |', table)
+
+
+class RefcountOnlyPlanTest(unittest.TestCase):
+    """make bench PLAN=refcount: part 3's benchmark alone."""
+    PLAN = bench.PLANS['refcount']
+    KERNELS = {'baseline': ('b/Image', 'p/initrd'), 'patched': ('p/Image', 'p/initrd')}
+    REC = {'benchmark': 'refcount_dec', 'metric': 'insn_per_op', 'cpu': 'max',
+           'kernel': 'fastpath', 'value': 4.0}
+
+    def test_runs_refbench_only_and_writes_its_own_files(self):
+        calls = []
+
+        def fake(initrd, plan):
+            calls.append((initrd, plan))
+            return [self.REC, dict(self.REC, kernel='generic', value=5.0)]
+        with tempfile.TemporaryDirectory() as d:
+            result, table = bench.refcount_only(self.PLAN, 'refcount', self.KERNELS, 'abc',
+                                                False, run_refbench=fake, outdir=d,
+                                                meta={'plan': 'refcount'})
+            self.assertEqual(calls, [('p/initrd', 'idle')])
+            self.assertEqual(sorted(os.listdir(d)), ['refcount.json', 'refcount.md'])
+            with open(os.path.join(d, 'refcount.json')) as f:
+                saved = json.load(f)
+        self.assertEqual(saved['records'], result['records'])
+        self.assertEqual(result['problems'], [])
+        self.assertIn('| dec | max | - | 5.00 | 4.00 | -20.0% |', table)
+
+    def test_failed_refbench_is_a_problem_not_a_result(self):
+        def broken(initrd, plan):
+            raise log.StepError('refcount benchmark did not finish')
+        with tempfile.TemporaryDirectory() as d:
+            result, _ = bench.refcount_only(self.PLAN, 'refcount', self.KERNELS, 'abc', False,
+                                            run_refbench=broken, outdir=d, meta={})
+        self.assertEqual(result['records'], [])
+        self.assertEqual(result['problems'],
+                         ['refcount benchmark: refcount benchmark did not finish'])
+
+    def test_empty_series_has_nothing_to_measure(self):
+        with self.assertRaises(log.StepError):
+            bench.refcount_only(self.PLAN, 'refcount', self.KERNELS, 'abc', True,
+                                run_refbench=lambda *a, **k: [], outdir='/nonexistent', meta={})
 
 
 if __name__ == '__main__':
