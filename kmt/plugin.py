@@ -29,8 +29,10 @@ QEMU_SOURCE_PACKAGE = 'qemu'
 CFLAGS = ['-O2', '-Wall', '-shared', '-fPIC']
 
 # Counter names, in the plugin's order; each is a (user, kernel) pair.
+# tb and tb_xpage count only with tbpages=1 (translation blocks executed,
+# and those entered from a block on another page).
 COUNTERS = ('insn', 'stg', 'stzg', 'st2g', 'stz2g', 'stgm', 'stzgm', 'stgp',
-            'dc_gva', 'dc_gzva', 'dsb', 'isb', 'dmb', 'tfsr_read')
+            'dc_gva', 'dc_gzva', 'dsb', 'isb', 'dmb', 'tfsr_read', 'tb', 'tb_xpage')
 # How the counters add up to the figures make bench reports.
 CLASSES = {
     'stg': ('stg', 'stzg', 'st2g', 'stz2g', 'stgm', 'stzgm'),   # the STG family
@@ -166,10 +168,11 @@ def build():
     return so
 
 
-def qemu_args(so, outfile, chains=0):
+def qemu_args(so, outfile, chains=0, tbpages=False):
     """QEMU options loading the plugin; its output goes to outfile. With
-    chains=DEPTH it also records each kernel tag store's call chain."""
-    arg = so + (',chains=%d' % chains if chains else '')
+    chains=DEPTH it also records each kernel tag store's call chain; with
+    tbpages, it counts translation blocks and page-crossing transitions."""
+    arg = so + (',chains=%d' % chains if chains else '') + (',tbpages=1' if tbpages else '')
     return ['-plugin', arg, '-d', 'plugin', '-D', outfile]
 
 

@@ -15,7 +15,7 @@ import re
 import statistics
 import subprocess
 
-from . import bootspec, build, log, paths, qemu, source, targets
+from . import bootspec, build, log, paths, plugin, qemu, source, targets
 
 BENCH_PATCHES = os.path.join(paths.REPO, 'bench')
 BRANCH = 'refcount-bench'
@@ -35,8 +35,9 @@ _LINE = re.compile(r'refcount_bench: (\S+)\s+n=(\d+) ns=(\d+) per_iter=([0-9.]+)
 
 
 def parse(lines):
-    """{name: {'n', 'ns', 'per_iter', 'net'}} from a console log; raises
-    StepError unless the run finished."""
+    """{name: {'n', 'ns', 'per_iter', 'net'}} from a console log, in the
+    order printed (that of the plugin's regions); raises StepError unless
+    the run finished."""
     out, done = {}, False
     for l in lines:
         m = _LINE.search(l)
@@ -82,21 +83,49 @@ def build_kernels():
     return out
 
 
-def _boot(variant, image, initrd, cpu, machine_name, iters, icount, tag):
+def tb_counts(parsed, regions):
+    """{name: (tb, tb_xpage)} per loop iteration, kernel side: the plugin's
+    n-th region is the n-th loop the benchmark printed."""
+    names = list(parsed)
+    if len(regions) != len(names):
+        raise log.StepError('the plugin saw %d marked region(s) but the benchmark printed %d '
+                            'loop(s)' % (len(regions), len(names)))
+    out = {}
+    for name, reg in zip(names, regions):
+        n = parsed[name]['n']
+        c = reg['counts']
+        out[name] = (c['tb'][1] / n, c['tb_xpage'][1] / n)
+    return out
+
+
+def _boot(variant, image, initrd, cpu, machine_name, iters, icount, tag, plugin_so=None):
     logfile = os.path.join(paths.LOGS, 'bench', 'refcount-%s-%s-%s.log' % (variant, cpu, tag))
+    counts = logfile[:-len('.log')] + '.counts'
+    extra = ()
+    if plugin_so:
+        if os.path.exists(counts):
+            os.unlink(counts)
+        extra = tuple(plugin.qemu_args(plugin_so, counts, tbpages=True))
     spec = bootspec.BootSpec(name='refcount-%s-%s-%s' % (variant, cpu, tag), image=image,
                              initrd=initrd, machine=machine_name, kasan='off',
                              cmdline=('refcount_bench.iters=%d' % iters,), smp=1,
-                             icount=icount, seed=1, timeout_s=BOOT_TIMEOUT_S,
-                             logfile=logfile)
+                             icount=icount, seed=1, qemu_extra=extra,
+                             timeout_s=BOOT_TIMEOUT_S, logfile=logfile)
     res = qemu.run(spec, echo=False).check()
-    return parse(res.lines), os.path.relpath(logfile, paths.REPO)
+    parsed = parse(res.lines)
+    tbs = None
+    if plugin_so:
+        tbs = tb_counts(parsed, plugin.read_output(counts, res.lines).regions)
+    return parsed, os.path.relpath(logfile, paths.REPO), tbs
 
 
 def run(initrd, quick=False, plan=None):
     """Returns the records for results.json."""
     plan = PLANS[plan or ('quick' if quick else 'full')]
     kernels = build_kernels()
+    # The exact-count boots also load the plugin (it does not change what
+    # -icount counts): translation blocks and page-crossing jumps per loop.
+    so = plugin.build()
     records = []
     for v, (_, vmlinux) in kernels.items():
         records.append({'benchmark': 'refcount', 'metric': 'text_bytes', 'kernel': v,
@@ -104,24 +133,29 @@ def run(initrd, quick=False, plan=None):
     for cpu, mname in CPUS:
         for v, (image, _) in kernels.items():
             with log.phase('refcount instruction counts: %s, cpu %s' % (v, cpu)):
-                res, logf = _boot(v, image, initrd, cpu, mname, plan['iters'], True, 'icount')
+                res, logf, tbs = _boot(v, image, initrd, cpu, mname, plan['iters'], True,
+                                       'icount', plugin_so=so)
             for op in OPS:
                 for kind in ('atomic', 'refcount'):
-                    r = res.get('%s_%s' % (kind, op))
+                    name = '%s_%s' % (kind, op)
+                    r = res.get(name)
                     if r is None:
                         continue
-                    records.append({'benchmark': 'refcount_' + op, 'metric': 'insn_per_op',
-                                    'kernel': v if kind == 'refcount' else 'atomic_t',
-                                    'kasan': 'off', 'cpu': cpu, 'value': r['net'],
-                                    'per_iter': r['per_iter'], 'ops': r['n'], 'log': logf})
+                    rec = {'benchmark': 'refcount_' + op, 'kasan': 'off', 'cpu': cpu,
+                           'kernel': v if kind == 'refcount' else 'atomic_t', 'log': logf}
+                    records.append(dict(rec, metric='insn_per_op', value=r['net'],
+                                        per_iter=r['per_iter'], ops=r['n']))
+                    tb, xpage = tbs[name]
+                    records.append(dict(rec, metric='tb_per_iter', value=round(tb, 3)))
+                    records.append(dict(rec, metric='tb_xpage_per_iter', value=round(xpage, 3)))
     # Wall time, fast path / generic, interleaved.
     for cpu, mname in CPUS:
         times = {v: [] for v in kernels}
         with log.phase('refcount wall time, %d interleaved pairs, cpu %s' % (plan['pairs'], cpu)):
             for i in range(plan['pairs']):
                 for v, (image, _) in kernels.items():
-                    res, _ = _boot(v, image, initrd, cpu, mname, plan['iters'], False,
-                                   'time%d' % i)
+                    res, _, _ = _boot(v, image, initrd, cpu, mname, plan['iters'], False,
+                                      'time%d' % i)
                     times[v].append(res)
         for op in OPS:
             name = 'refcount_' + op
@@ -163,6 +197,23 @@ def markdown_table(records):
         lines += ['', 'vmlinux .text: generic %d bytes, fast path %d bytes (%+d)' % (
             text.get('generic', 0), text.get('fastpath', 0),
             text.get('fastpath', 0) - text.get('generic', 0))]
+    tb = {(r['benchmark'], r['cpu'], r['kernel'], r['metric']): r['value'] for r in records
+          if r['metric'] in ('tb_per_iter', 'tb_xpage_per_iter')}
+    if tb:
+        lines += ['', 'TCG translation blocks per loop iteration, and among them those entered '
+                  'from a block on another 4 KiB page (no direct chaining: a lookup each; '
+                  'kmt-count plugin, tbpages=1)', '',
+                  '| operation | cpu | generic blocks | generic cross-page | '
+                  'fast path blocks | fast path cross-page |',
+                  '|---|---|---:|---:|---:|---:|']
+        for op in OPS:
+            b = 'refcount_' + op
+            for cpu, _ in CPUS:
+                row = [tb.get((b, cpu, k, m)) for k in ('generic', 'fastpath')
+                       for m in ('tb_per_iter', 'tb_xpage_per_iter')]
+                if None in row:
+                    continue
+                lines.append('| %s | %s | %s |' % (op, cpu, ' | '.join('%.2f' % x for x in row)))
     ratios = [r for r in records if r['metric'] == 'time_ratio'
               and r['kernel'] == 'fastpath/generic']
     if ratios:

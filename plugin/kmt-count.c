@@ -15,6 +15,16 @@
  * callback. An instruction is counted when it starts executing (one that
  * faults and is re-executed after the fault counts twice).
  *
+ * With the argument tbpages=1, the plugin also counts translation blocks
+ * as they execute (tb) and, among them, those whose first instruction is
+ * on another 4 KiB page than the previous block's first instruction
+ * (tb_xpage): QEMU chains one block directly to the next only within the
+ * page the first one starts on, so each such transition goes through a
+ * lookup of the next block instead of a direct jump. Execution order is
+ * what the instruction count does not show: code of the same length runs
+ * slower under TCG when its hot loop crosses a page. A callback on every
+ * block: use it where the time is not measured (e.g. with -icount).
+ *
  * With the argument chains=DEPTH (1..32), every kernel tag store inside a
  * region is also attributed to its call chain: the tag store's PC, the
  * link register and the return addresses of up to DEPTH frame records
@@ -55,6 +65,8 @@ enum klass {
 	K_ISB,
 	K_DMB,
 	K_TFSR_READ,	/* MRS Xt, TFSR_EL1 */
+	K_TB,		/* translation blocks executed (tbpages=1) */
+	K_TB_XPAGE,	/* ... starting on another page than the last one */
 	K_NCOUNT,
 	K_NONE = K_NCOUNT,
 	K_BEGIN,	/* region markers */
@@ -63,7 +75,7 @@ enum klass {
 
 static const char *const names[K_NCOUNT] = {
 	"insn", "stg", "stzg", "st2g", "stz2g", "stgm", "stzgm", "stgp",
-	"dc_gva", "dc_gzva", "dsb", "isb", "dmb", "tfsr_read",
+	"dc_gva", "dc_gzva", "dsb", "isb", "dmb", "tfsr_read", "tb", "tb_xpage",
 };
 
 #define MARK_BEGIN 0xd5032e1fu	/* hint #0x70 */
@@ -158,7 +170,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 /* Per vCPU: counters[class][0 user, 1 kernel]. */
 struct vcpu_counts {
 	uint64_t c[K_NCOUNT][2];
+	uint64_t last_tb;	/* first PC of the last block executed (tbpages) */
 };
+
+#define TB_PAGE_SHIFT 12	/* QEMU's target page for these CPUs: 4 KiB */
+static int tb_pages;
 
 static struct qemu_plugin_scoreboard *board;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -362,10 +378,26 @@ static void on_marker(unsigned int vcpu, void *udata)
 	pthread_mutex_unlock(&lock);
 }
 
+/* tbpages=1: one block executed; udata is its first PC. */
+static void on_tb_exec(unsigned int vcpu, void *udata)
+{
+	uint64_t pc = (uintptr_t)udata;
+	int kernel = (pc >> 55) & 1;
+	struct vcpu_counts *v = qemu_plugin_scoreboard_find(board, vcpu);
+
+	qemu_plugin_u64_add(counter(K_TB, kernel), vcpu, 1);
+	if (v->last_tb && (v->last_tb ^ pc) >> TB_PAGE_SHIFT)
+		qemu_plugin_u64_add(counter(K_TB_XPAGE, kernel), vcpu, 1);
+	v->last_tb = pc;
+}
+
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
+	if (tb_pages)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+						     (void *)(uintptr_t)qemu_plugin_tb_vaddr(tb));
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint32_t w = 0;
@@ -440,6 +472,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				fprintf(stderr, "kmt-count: chains=1..%d, got %s\n", MAX_DEPTH, argv[a]);
 				return -1;
 			}
+		} else if (!strcmp(argv[a], "tbpages=1")) {
+			tb_pages = 1;
 		} else {
 			fprintf(stderr, "kmt-count: unknown argument %s\n", argv[a]);
 			return -1;
@@ -451,7 +485,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (int k = 0; k < K_NCOUNT && n < sizeof(buf); k++)
 		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", k ? "," : "", names[k]);
 	if (n < sizeof(buf))
-		snprintf(buf + n, sizeof(buf) - n, " chains=%d\n", chain_depth);
+		snprintf(buf + n, sizeof(buf) - n, " chains=%d tbpages=%d\n", chain_depth,
+			 tb_pages);
 	if (chain_depth) {
 		chains = g_hash_table_new_full(chain_hash, chain_equal, g_free, NULL);
 		qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);

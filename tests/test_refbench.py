@@ -40,6 +40,33 @@ class RefbenchTest(unittest.TestCase):
         self.assertIn('generic 1000 bytes, fast path 900 bytes (-100)', t)
         self.assertEqual(refbench.markdown_table([]), '')
 
+    def test_tb_counts_pair_regions_with_loops_in_order(self):
+        parsed = refbench.parse(LOG)
+        regions = [{'counts': {'tb': (0, 4 * 200000), 'tb_xpage': (0, 0)}},
+                   {'counts': {'tb': (0, 3 * 200000), 'tb_xpage': (7, 2 * 200000)}},
+                   {'counts': {'tb': (0, 200000), 'tb_xpage': (0, 0)}},
+                   {'counts': {'tb': (0, 5 * 200000), 'tb_xpage': (0, 100000)}}]
+        tbs = refbench.tb_counts(parsed, regions)
+        self.assertEqual(tbs['atomic_inc'], (4.0, 0.0))
+        # user-side counts (interrupts are off, so they are noise) are left out
+        self.assertEqual(tbs['refcount_inc'], (3.0, 2.0))
+        self.assertEqual(tbs['refcount_dec_and_test'], (5.0, 0.5))
+
+    def test_tb_counts_refuse_a_region_mismatch(self):
+        with self.assertRaises(log.StepError):
+            refbench.tb_counts(refbench.parse(LOG), [{'counts': {}}])
+
+    def test_table_page_crossings(self):
+        recs = []
+        for k, tb, xp in (('generic', 4.0, 0.0), ('fastpath', 4.0, 2.0)):
+            for m, v in (('tb_per_iter', tb), ('tb_xpage_per_iter', xp)):
+                recs.append({'benchmark': 'refcount_add', 'metric': m, 'cpu': 'cortex-a72',
+                             'kernel': k, 'value': v})
+        t = refbench.markdown_table(recs + [
+            {'benchmark': 'refcount_add', 'metric': 'insn_per_op', 'cpu': 'cortex-a72',
+             'kernel': k, 'value': 10.0} for k in ('generic', 'fastpath')])
+        self.assertIn('| add | cortex-a72 | 4.00 | 0.00 | 4.00 | 2.00 |', t)
+
 
 if __name__ == '__main__':
     unittest.main()
