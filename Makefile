@@ -6,7 +6,7 @@ export KMT_BASE := $(BASE)
 endif
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
-.PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff cells cover compare lava lava-run clean distclean
+.PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff cells cover compare lava lava-run lava-import clean distclean
 
 run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
 	$(KMT) run
@@ -38,6 +38,8 @@ compare:        ## every base's bench results side by side (README); MEASURE=1: 
 	$(KMT) compare $(if $(filter-out 0,$(MEASURE)),--measure)
 lava-run:       ## CELL=sync: that cell's LAVA job through Debian's lava-run here (root), compared with its direct run
 	$(KMT) --cell $(or $(CELL),sync) lava-run
+lava-import:    ## LOG=job.log LAB= DEVICE= JOB= [CELL=sync]: a lab's run of an exported job, into results (lab_cells)
+	$(KMT) --cell $(or $(CELL),sync) lava-import $(LOG) --lab '$(LAB)' --device '$(DEVICE)' --job '$(JOB)'
 lava:           ## one LAVA job per make check cell (ALL=1: every cell; URL_BASE=: where a lab gets the images)
 	$(KMT) lava $(if $(filter-out 0,$(ALL)),--all) $(if $(URL_BASE),--url-base $(URL_BASE))
 clean:          ## remove build outputs and logs, keep the kernel tree

@@ -18,6 +18,9 @@
                                   with its direct run
   python3 -m kmt lava [--all] [--url-base URL]
                                   one LAVA job per cell (build/lava/), validated
+  python3 -m kmt --cell sync lava-import LOG --lab L --device D --job N
+                                  a lab's run of that cell's job (its LAVA log) into
+                                  results/lab/ and results/<matrix>.json (lab_cells)
 Options: --dry-run (check, run: print the plan, the builds and every QEMU
 command; signoff: say what would change; nothing is run or written),
 --cell NAME (repeatable),
@@ -218,6 +221,12 @@ def main(argv=None):
     p.add_argument('--all', action='store_true', help='a cell of the ALL=1 matrix')
     p.add_argument('--no-boot', action='store_true',
                    help="read the cell's last lava-run log back, without running it again")
+    p = sub.add_parser('lava-import')
+    p.add_argument('log', help="the job's log, e.g. from lavacli jobs logs ID --raw")
+    p.add_argument('--lab', required=True, help='the lab that ran it')
+    p.add_argument('--device', required=True, help='the device (type) it ran on')
+    p.add_argument('--job', required=True, help="the lab's job id")
+    p.add_argument('--all', action='store_true', help='a cell of the ALL=1 matrix')
     p = sub.add_parser('lava')
     p.add_argument('--all', action='store_true', help='the ALL=1 matrix')
     p.add_argument('--url-base', help='where a lab downloads the images (default: file://)')
@@ -369,6 +378,20 @@ def main(argv=None):
             print('Results: %s' % os.path.relpath(os.path.join(paths.RESULTS, 'lava-run'),
                                                  paths.REPO))
             return 1 if failed else 0
+        elif args.cmd == 'lava-import':
+            if len(args.cell or ()) != 1:
+                raise log.StepError('lava-import: name the job\'s cell with one --cell')
+            mx = 'check-all' if args.all else 'check'
+            record, checks, path = lavarun.lab_import(args.log, args.cell[0], args.lab,
+                                                      args.device, args.job, mx)
+            c = matrix.counts([record])
+            print('%s: %d passed, %d failed (with problems), %d skipped' % (
+                record['where'], c['pass'], c['fail'], c['skip']))
+            for t in [p['text'] for p in record['problems']] + checks:
+                print('  ' + t)
+            print('Results: %s, lab_cells of results/%s.json' % (
+                os.path.relpath(path, paths.REPO), mx))
+            return 1 if c['fail'] else 0
         elif args.cmd == 'lava':
             name = 'check-all' if args.all else 'check'
             out = os.path.join(paths.BUILD, 'lava', name)

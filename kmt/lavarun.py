@@ -98,11 +98,14 @@ def render_device(context):
 
 
 def read_output(lines):
-    """lava-run's log (one {dt, lvl, msg} mapping per line) as (LAVA's
-    results, the console lines)."""
+    """A LAVA job log (one {dt, lvl, msg} mapping per line: lava-run's
+    output here, or a lab's log.yaml, whose lines are items of a YAML list,
+    '- {...}') as (LAVA's results, the console lines)."""
     found, console = [], []
     for line in lines:
         line = line.strip()
+        if line.startswith('- {'):
+            line = line[2:]
         if not line.startswith('{'):
             continue
         try:
@@ -252,9 +255,22 @@ def evaluate(cell_name, matrix='check', rc=0):
         raise log.StepError('no lava-run log of %s (%s): run make lava-run CELL=%s'
                             % (cell_name, os.path.relpath(output, paths.REPO), cell_name))
     logdir = os.path.dirname(output)
+    console_log = os.path.join(logdir, '%s-console.log' % cell_name)
+    record, checks = read_job(cell, matrix, output, console_log, rc,
+                              where='lava-run (lava-dispatcher %s, this host)'
+                              % dispatcher_version())
+    results.write_json(os.path.join(paths.RESULTS, 'lava-run', '%s.json' % cell_name),
+                       {'record': record, 'checks': checks})
+    return record, checks
+
+
+def read_job(cell, matrix, job_log, console_log, rc=0, where='-', **extra):
+    """A LAVA job's log as (record, checks): its console parsed as a local
+    run's (kept in console_log), LAVA's verdict and own results checked,
+    the outcomes compared with the cell's last direct run."""
+    output = job_log
     with open(output, errors='replace') as f:
         found, console = read_output(f)
-    console_log = os.path.join(logdir, '%s-console.log' % cell_name)
     with open(console_log, 'w') as f:
         f.write('\n'.join(console) + '\n')
     analysis = results.analyze(console, cell)
@@ -268,9 +284,8 @@ def evaluate(cell_name, matrix='check', rc=0):
     record = results.record(
         cell.name, cell.suites, cell.kasan, analysis['tests'], problems,
         os.path.relpath(console_log, paths.REPO), matrix=matrix, config=cell.config,
-        machine=cell.machine, cpu=targets.MACHINES[cell.machine].cpu,
-        where='lava-run (lava-dispatcher %s, this host)' % dispatcher_version(),
-        lava_results=len([r for r in found if r.get('definition') != 'lava']))
+        machine=cell.machine, cpu=targets.MACHINES[cell.machine].cpu, where=where,
+        lava_results=len([r for r in found if r.get('definition') != 'lava']), **extra)
     checks = ['LAVA vs console: %s' % m for m in monitor_mismatches(found, record, cell)]
     direct = direct_record(matrix, cell.name)
     if direct is None:
@@ -278,9 +293,62 @@ def evaluate(cell_name, matrix='check', rc=0):
                       % (cell.name, matrix))
     else:
         checks += ['LAVA vs direct run: %s' % d for d in differences(record, direct)]
-    results.write_json(os.path.join(paths.RESULTS, 'lava-run', '%s.json' % cell_name),
-                       {'record': record, 'checks': checks})
     return record, checks
+
+
+# ---- results back from a lab ------------------------------------------------------
+
+
+def lab_dir(matrix):
+    return os.path.join(paths.RESULTS, 'lab', matrix)
+
+
+def _slug(text):
+    return ''.join(c if c.isalnum() or c in '.-_' else '_' for c in text)
+
+
+def lab_import(job_log, cell_name, lab, device, job_id, matrix='check'):
+    """A lab's LAVA job (its log, as `lavacli jobs logs ID --raw` saves it)
+    of one exported cell: (record, checks, path). The record names the lab,
+    the device and the job; it is kept in results/lab/<matrix>/ and shown
+    beside the local cells in results/<matrix>.json (lab_cells) and in
+    its table, never counted in a local run's totals."""
+    cell = _cell(cell_name, matrix)
+    if not os.path.exists(job_log):
+        raise log.StepError('no such job log: %s' % job_log)
+    name = '%s@%s-%s' % (cell.name, _slug(lab), _slug(str(job_id)))
+    os.makedirs(lab_dir(matrix), exist_ok=True)
+    console_log = os.path.join(lab_dir(matrix), name + '-console.log')
+    record, checks = read_job(cell, matrix, job_log, console_log,
+                              where='LAVA lab %s, device %s, job %s' % (lab, device, job_id),
+                              lab=lab, device=device, job=str(job_id))
+    path = os.path.join(lab_dir(matrix), name + '.json')
+    results.write_json(path, {'record': record, 'checks': checks})
+    merge_lab_cells(matrix)
+    return record, checks, path
+
+
+def lab_cells(matrix):
+    """The lab records kept for a matrix, oldest file name first."""
+    d = lab_dir(matrix)
+    out = []
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else ():
+        if f.endswith('.json'):
+            with open(os.path.join(d, f)) as fh:
+                out.append(json.load(fh)['record'])
+    return out
+
+
+def merge_lab_cells(matrix):
+    """Rewrite results/<matrix>.json with every lab record (lab_cells)."""
+    path = os.path.join(paths.RESULTS, '%s.json' % matrix)
+    data = {'matrix': matrix, 'cells': []}
+    if os.path.exists(path):
+        with open(path) as f:
+            data = json.load(f)
+    data['lab_cells'] = lab_cells(matrix)
+    results.write_json(path, data)
+    return data
 
 
 def dispatcher_version():

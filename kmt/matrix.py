@@ -6,7 +6,7 @@ import collections
 import datetime
 import os
 
-from . import bootspec, build, log, paths, qemu, results, source, targets
+from . import bootspec, build, lavarun, log, paths, qemu, results, source, targets
 
 RERUN_SEEDS = (1, 2, 3, 4, 5)
 RERUN_TIMEOUT_S = 300
@@ -166,8 +166,10 @@ def write_summary(summary):
     """RESULTS/<matrix>.json, with the phase durations so far; rewritten
     when records are added after the matrix (the benchmark smoke run and
     the series gates of make check)."""
+    # Results a lab sent back (make lava-import) stay beside the local cells.
+    labs = lavarun.lab_cells(summary['matrix'])
     results.write_json(os.path.join(paths.RESULTS, summary['matrix'] + '.json'),
-                       dict(summary, phases=log.phases()))
+                       dict(summary, phases=log.phases(), **({'lab_cells': labs} if labs else {})))
 
 
 REPORT_KINDS = {kind for kind, _ in results.REPORTS}
@@ -180,11 +182,14 @@ def markdown_cells(summary):
     rows = ['| cell | kasan | passed | failed | skipped | expected failures | kernel reports |',
             '|---|---|---:|---:|---:|---:|---:|']
     xfails = []
-    for c in summary['cells']:
+    for c in list(summary['cells']) + list(summary.get('lab_cells', ())):
         n = collections.Counter(t['status'] for t in c['tests'])
         reports = sum(1 for p in c['problems'] if p['kind'] in REPORT_KINDS)
+        name = c['cell']
+        if c.get('lab'):
+            name = '%s (LAVA lab %s, %s, job %s)' % (name, c['lab'], c['device'], c['job'])
         rows.append('| %s | %s | %d | %d | %d | %d | %d |' % (
-            c['cell'], c['kasan'], n['pass'], n['fail'] + len(c['problems']), n['skip'],
+            name, c['kasan'], n['pass'], n['fail'] + len(c['problems']), n['skip'],
             n['xfail'], reports))
         xfails += ['%s %s/%s' % (c['cell'], t['suite'], t['name']) + (
             ': ' + t['detail'][len('expected failure: '):] if t['detail'] else '')

@@ -102,5 +102,75 @@ actions:
         self.assertNotIn('-net', text)
 
 
+def lab_log(console):
+    """A lab's job log (lavacli jobs logs ID --raw): YAML list items."""
+    out = ['- ' + entry('info', 'start: 1 tftp-deploy')]
+    out += ['- ' + entry('target', l) for l in console]
+    out.append('- ' + entry('results', {'case': 'job', 'definition': 'lava',
+                                        'result': 'pass'}))
+    return out
+
+
+class LabImportTest(unittest.TestCase):
+    """make lava-import: a lab's job log back into the results."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        p = mock.patch.object(lavarun.paths, 'RESULTS', self.tmp.name)
+        p.start()
+        self.addCleanup(p.stop)
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, 'fixtures', 'sync-ok.log')) as f:
+            self.console = f.read().splitlines()
+        self.log = os.path.join(self.tmp.name, 'job.log')
+        with open(self.log, 'w') as f:
+            f.write('\n'.join(lab_log(self.console)) + '\n')
+
+    def test_list_items_read_like_lava_run_lines(self):
+        found, console = lavarun.read_output(lab_log(['[    1.0] hello']))
+        self.assertEqual(console, ['[    1.0] hello'])
+        self.assertEqual(lavarun.lava_verdict(found), 'pass')
+
+    def test_lab_run_lands_beside_the_local_cells(self):
+        local = results.analyze(self.console, CELL)
+        direct = results.record('sync', CELL.suites, 'sync', local['tests'], local['problems'])
+        summary = {'matrix': 'check', 'cells': [direct]}
+        results.write_json(os.path.join(self.tmp.name, 'check.json'), summary)
+        record, checks, path = lavarun.lab_import(self.log, 'sync', 'lab-a', 'fvp-mte',
+                                                  '1234')
+        self.assertEqual(os.path.basename(path), 'sync@lab-a-1234.json')
+        self.assertEqual(record['where'], 'LAVA lab lab-a, device fvp-mte, job 1234')
+        self.assertEqual((record['lab'], record['device'], record['job']),
+                         ('lab-a', 'fvp-mte', '1234'))
+        # same console, same outcomes as the direct run: nothing to report
+        self.assertEqual(lavarun.outcome_set(record), lavarun.outcome_set(direct))
+        self.assertEqual([c for c in checks if 'direct' in c], [])
+        with open(os.path.join(self.tmp.name, 'check.json')) as f:
+            merged = json.load(f)
+        self.assertEqual(merged['cells'], [direct])
+        self.assertEqual([c['where'] for c in merged['lab_cells']], [record['where']])
+        table = lavarun_table(merged)
+        self.assertIn('| sync (LAVA lab lab-a, fvp-mte, job 1234) | sync |', table)
+
+    def test_lab_failure_is_reported_not_hidden(self):
+        console = [l.replace('ok 1 ', 'not ok 1 ', 1) if ' ok 1 ' in l else l
+                   for l in self.console]
+        with open(self.log, 'w') as f:
+            f.write('\n'.join(lab_log(console)) + '\n')
+        record, checks, _ = lavarun.lab_import(self.log, 'sync', 'lab-a', 'fvp-mte', '7')
+        self.assertIn('fail', [t['status'] for t in record['tests']])
+        self.assertTrue(any('no direct run' in c for c in checks))
+
+    def test_missing_log_is_an_error(self):
+        with self.assertRaises(lavarun.log.StepError):
+            lavarun.lab_import('/nonexistent.log', 'sync', 'l', 'd', '1')
+
+
+def lavarun_table(summary):
+    from kmt import matrix  # pylint: disable=import-outside-toplevel
+    return matrix.markdown_cells(summary)
+
+
 if __name__ == '__main__':
     unittest.main()
