@@ -85,8 +85,10 @@ def build_kernels():
 
 def tb_counts(parsed, regions):
     """{name: (tb, tb_xpage)} per loop iteration, kernel side: the plugin's
-    n-th region is the n-th loop the benchmark printed."""
+    n-th region after the first is the n-th loop the benchmark printed (the
+    first is the empty loop it runs once, unprinted, as the baseline)."""
     names = list(parsed)
+    regions = regions[1:]
     if len(regions) != len(names):
         raise log.StepError('the plugin saw %d marked region(s) but the benchmark printed %d '
                             'loop(s)' % (len(regions), len(names)))

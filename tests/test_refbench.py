@@ -42,7 +42,8 @@ class RefbenchTest(unittest.TestCase):
 
     def test_tb_counts_pair_regions_with_loops_in_order(self):
         parsed = refbench.parse(LOG)
-        regions = [{'counts': {'tb': (0, 4 * 200000), 'tb_xpage': (0, 0)}},
+        regions = [{'counts': {'tb': (0, 1), 'tb_xpage': (0, 1)}},   # the baseline loop
+                   {'counts': {'tb': (0, 4 * 200000), 'tb_xpage': (0, 0)}},
                    {'counts': {'tb': (0, 3 * 200000), 'tb_xpage': (7, 2 * 200000)}},
                    {'counts': {'tb': (0, 200000), 'tb_xpage': (0, 0)}},
                    {'counts': {'tb': (0, 5 * 200000), 'tb_xpage': (0, 100000)}}]
