@@ -147,7 +147,11 @@ def run(initrd, quick=False, plan=None):
                            'kernel': v if kind == 'refcount' else 'atomic_t', 'log': logf}
                     records.append(dict(rec, metric='insn_per_op', value=r['net'],
                                         per_iter=r['per_iter'], ops=r['n']))
+                    # atomic_t: the same code in both kernels, but not at the
+                    # same place (atomic_t/<kernel>)
                     tb, xpage = tbs[name]
+                    if kind == 'atomic':
+                        rec['kernel'] = 'atomic_t/' + v
                     records.append(dict(rec, metric='tb_per_iter', value=round(tb, 3)))
                     records.append(dict(rec, metric='tb_xpage_per_iter', value=round(xpage, 3)))
     # Wall time, fast path / generic, interleaved.
@@ -159,18 +163,41 @@ def run(initrd, quick=False, plan=None):
                     res, _, _ = _boot(v, image, initrd, cpu, mname, plan['iters'], False,
                                       'time%d' % i)
                     times[v].append(res)
-        for op in OPS:
-            name = 'refcount_' + op
-            ratios = [f[name]['ns'] / g[name]['ns']
-                      for f, g in zip(times['fastpath'], times['generic'])
-                      if name in f and name in g and g[name]['ns']]
-            if ratios:
-                records.append({'benchmark': name, 'metric': 'time_ratio',
-                                'kernel': 'fastpath/generic', 'kasan': 'off', 'cpu': cpu,
-                                'value': round(statistics.median(ratios), 4),
-                                'min': round(min(ratios), 4), 'max': round(max(ratios), 4),
-                                'pairs': [round(r, 4) for r in ratios]})
+        records += time_ratios(times['fastpath'], times['generic'], cpu)
     return records
+
+
+def time_ratios(fast, generic, cpu):
+    """Wall-time records from interleaved boots ([parsed] per kernel, in
+    boot order). Per operation: fast / generic per pair, and the same
+    normalised by the atomic_t loop of that operation, which ran just
+    before it in the same boot and is the same code in both kernels, so
+    that a change of host speed between or within boots cancels out
+    (what is left still includes where the code lies: see tb_xpage)."""
+    out = []
+    for op in OPS:
+        name, same = 'refcount_' + op, 'atomic_' + op
+        pairs = [(f, g) for f, g in zip(fast, generic)
+                 if name in f and name in g and g[name]['ns']]
+        ratios = [f[name]['ns'] / g[name]['ns'] for f, g in pairs]
+        if not ratios:
+            continue
+        rec = {'benchmark': name, 'metric': 'time_ratio', 'kernel': 'fastpath/generic',
+               'kasan': 'off', 'cpu': cpu, 'value': round(statistics.median(ratios), 4),
+               'min': round(min(ratios), 4), 'max': round(max(ratios), 4),
+               'pairs': [round(r, 4) for r in ratios]}
+        both = [(f, g) for f, g in pairs if same in f and same in g
+                and f[same]['ns'] and g[same]['ns']]
+        if both:
+            atomic = [f[same]['ns'] / g[same]['ns'] for f, g in both]
+            norm = [(f[name]['ns'] / f[same]['ns']) / (g[name]['ns'] / g[same]['ns'])
+                    for f, g in both]
+            rec['atomic_t'] = {'median': round(statistics.median(atomic), 4),
+                               'min': round(min(atomic), 4), 'max': round(max(atomic), 4)}
+            rec['normalised'] = {'median': round(statistics.median(norm), 4),
+                                 'min': round(min(norm), 4), 'max': round(max(norm), 4)}
+        out.append(rec)
+    return out
 
 
 def markdown_table(records):
@@ -206,8 +233,9 @@ def markdown_table(records):
                   'from a block on another 4 KiB page (no direct chaining: a lookup each; '
                   'kmt-count plugin, tbpages=1)', '',
                   '| operation | cpu | generic blocks | generic cross-page | '
-                  'fast path blocks | fast path cross-page |',
-                  '|---|---|---:|---:|---:|---:|']
+                  'fast path blocks | fast path cross-page | atomic_t cross-page '
+                  '(generic / fast path kernel) |',
+                  '|---|---|---:|---:|---:|---:|---:|']
         for op in OPS:
             b = 'refcount_' + op
             for cpu, _ in CPUS:
@@ -215,15 +243,26 @@ def markdown_table(records):
                        for m in ('tb_per_iter', 'tb_xpage_per_iter')]
                 if None in row:
                     continue
-                lines.append('| %s | %s | %s |' % (op, cpu, ' | '.join('%.2f' % x for x in row)))
+                at = [tb.get((b, cpu, 'atomic_t/' + k, 'tb_xpage_per_iter'))
+                      for k in ('generic', 'fastpath')]
+                lines.append('| %s | %s | %s | %s |' % (
+                    op, cpu, ' | '.join('%.2f' % x for x in row),
+                    ' / '.join('-' if x is None else '%.2f' % x for x in at)))
     ratios = [r for r in records if r['metric'] == 'time_ratio'
               and r['kernel'] == 'fastpath/generic']
     if ratios:
-        lines += ['', 'TCG wall time, fast path / generic, interleaved boots (< 1: faster)', '',
-                  '| operation | cpu | ratio | min | max | pairs |',
-                  '|---|---|---:|---:|---:|---:|']
+        lines += ['', 'TCG wall time, fast path / generic, interleaved boots (< 1: faster; '
+                  'atomic_t: the same ratio for the atomic_t loop before it, the same code '
+                  'in both kernels; normalised: the ratio divided by that one, pair by pair)',
+                  '',
+                  '| operation | cpu | ratio | min | max | atomic_t (min-max) | normalised '
+                  '(min-max) | pairs |',
+                  '|---|---|---:|---:|---:|---:|---:|---:|']
+
+        def rng(d):
+            return '%.3f (%.2f-%.2f)' % (d['median'], d['min'], d['max']) if d else '-'
         for r in ratios:
-            lines.append('| %s | %s | %.3f | %.3f | %.3f | %d |' % (
+            lines.append('| %s | %s | %.3f | %.3f | %.3f | %s | %s | %d |' % (
                 r['benchmark'][len('refcount_'):], r['cpu'], r['value'], r['min'], r['max'],
-                len(r['pairs'])))
+                rng(r.get('atomic_t')), rng(r.get('normalised')), len(r['pairs'])))
     return '\n'.join(lines) + '\n'

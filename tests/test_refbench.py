@@ -66,7 +66,25 @@ class RefbenchTest(unittest.TestCase):
         t = refbench.markdown_table(recs + [
             {'benchmark': 'refcount_add', 'metric': 'insn_per_op', 'cpu': 'cortex-a72',
              'kernel': k, 'value': 10.0} for k in ('generic', 'fastpath')])
-        self.assertIn('| add | cortex-a72 | 4.00 | 0.00 | 4.00 | 2.00 |', t)
+        self.assertIn('| add | cortex-a72 | 4.00 | 0.00 | 4.00 | 2.00 | - / - |', t)
+
+    def test_time_ratios_normalised_by_the_same_code(self):
+        def boot(atomic_ns, ref_ns):
+            return {'atomic_dec': {'ns': atomic_ns}, 'refcount_dec': {'ns': ref_ns}}
+        # the second fast boot ran on a host twice as slow: the raw ratio
+        # doubles, the normalised one does not
+        fast = [boot(100, 150), boot(200, 300)]
+        generic = [boot(100, 200), boot(100, 200)]
+        rec = [r for r in refbench.time_ratios(fast, generic, 'max')
+               if r['benchmark'] == 'refcount_dec'][0]
+        self.assertEqual(rec['pairs'], [0.75, 1.5])
+        self.assertEqual(rec['atomic_t'], {'median': 1.5, 'min': 1.0, 'max': 2.0})
+        self.assertEqual(rec['normalised'], {'median': 0.75, 'min': 0.75, 'max': 0.75})
+        insn = [{'benchmark': 'refcount_dec', 'metric': 'insn_per_op', 'cpu': 'max',
+                 'kernel': k, 'value': 4.0} for k in ('generic', 'fastpath')]
+        t = refbench.markdown_table(insn + [rec])
+        self.assertIn('| dec | max | 1.125 | 0.750 | 1.500 | 1.500 (1.00-2.00) | '
+                      '0.750 (0.75-0.75) | 2 |', t)
 
 
 if __name__ == '__main__':
