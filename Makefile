@@ -36,12 +36,12 @@ cover:          ## the cover letter and README results from the last run (6.12: 
 	$(KMT) cover
 compare:        ## every base's bench results side by side (README); MEASURE=1: first measure every base in one run (QUICK sizes)
 	$(KMT) compare $(if $(filter-out 0,$(MEASURE)),--measure)
-lava-run:       ## CELL=sync: that cell's LAVA job through Debian's lava-run here (root), compared with its direct run
-	$(KMT) --cell $(or $(CELL),sync) lava-run
-lava-import:    ## LOG=job.log LAB= DEVICE= JOB= [CELL=sync]: a lab's run of an exported job, into results (lab_cells)
-	$(KMT) --cell $(or $(CELL),sync) lava-import $(LOG) --lab '$(LAB)' --device '$(DEVICE)' --job '$(JOB)'
-lava:           ## one LAVA job per make check cell (ALL=1: every cell; URL_BASE=: where a lab gets the images)
-	$(KMT) lava $(if $(filter-out 0,$(ALL)),--all) $(if $(URL_BASE),--url-base $(URL_BASE))
+lava-run:       ## CELL=sync: that cell's LAVA job through Debian's lava-run here (root), compared with its direct run; BOOT=bench-...: a QUICK bench boot's
+	$(KMT) --cell $(or $(CELL),sync) lava-run $(if $(BOOT),--boot $(BOOT))
+lava-import:    ## LOG=job.log LAB= DEVICE= JOB= [CELL=sync | BOOT=bench-...]: a lab's run of an exported job, into the results
+	$(KMT) --cell $(or $(CELL),sync) lava-import $(LOG) --lab '$(LAB)' --device '$(DEVICE)' --job '$(JOB)' $(if $(BOOT),--boot $(BOOT))
+lava:           ## one LAVA job per make check cell (ALL=1: every cell; URL_BASE=: where a lab gets the images; BENCH=quick|full: per make bench boot instead)
+	$(KMT) lava $(if $(filter-out 0,$(ALL)),--all) $(if $(URL_BASE),--url-base $(URL_BASE)) $(if $(BENCH),--bench $(BENCH))
 clean:          ## remove build outputs and logs, keep the kernel tree
 	rm -rf build/out build/logs build/results
 distclean:      ## remove everything generated, including the kernel tree

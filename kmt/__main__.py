@@ -219,16 +219,23 @@ def main(argv=None):
     sub.add_parser('cells')
     p = sub.add_parser('lava-run')
     p.add_argument('--all', action='store_true', help='a cell of the ALL=1 matrix')
+    p.add_argument('--boot', help="instead of a cell: one boot of make bench's QUICK plan "
+                                  "(e.g. bench-patched-sync-icount)")
     p.add_argument('--no-boot', action='store_true',
                    help="read the cell's last lava-run log back, without running it again")
     p = sub.add_parser('lava-import')
     p.add_argument('log', help="the job's log, e.g. from lavacli jobs logs ID --raw")
+    p.add_argument('--boot', help='a benchmark job: its boot (bench-<kernel>-<mode>-<tag>, '
+                                  'the job name without "kmt ")')
     p.add_argument('--lab', required=True, help='the lab that ran it')
     p.add_argument('--device', required=True, help='the device (type) it ran on')
     p.add_argument('--job', required=True, help="the lab's job id")
     p.add_argument('--all', action='store_true', help='a cell of the ALL=1 matrix')
     p = sub.add_parser('lava')
     p.add_argument('--all', action='store_true', help='the ALL=1 matrix')
+    p.add_argument('--bench', choices=sorted(bench.PLANS),
+                   help="instead of the matrix: one job per boot of make bench's plan "
+                        "(e.g. quick, full)")
     p.add_argument('--url-base', help='where a lab downloads the images (default: file://)')
     p.add_argument('--device', default='qemu', help='LAVA device type (qemu)')
     p = sub.add_parser('series-check')
@@ -359,6 +366,18 @@ def main(argv=None):
             c = matrix.counts(records)
             print('%d passed, %d failed' % (c['pass'], c['fail']))
             return 1 if c['fail'] else 0
+        elif args.cmd == 'lava-run' and args.boot:
+            recs, checks, path = lavarun.run_bench(args.boot)
+            for r in recs:
+                print('%s %s %s: %s %s' % (r['benchmark'], r['kernel'], r['kasan'],
+                                           r['metric'], r['value']))
+            print('%s through lava-run: %d figures; %s' % (
+                args.boot, len(recs), 'LAVA\'s measurements equal the console\'s'
+                if not checks else 'DISAGREES or failed:'))
+            for t in checks:
+                print('  ' + t)
+            print('Results: %s' % os.path.relpath(path, paths.REPO))
+            return 1 if checks or not recs else 0
         elif args.cmd == 'lava-run':
             cells = args.cell or ['sync']
             failed = 0
@@ -378,6 +397,17 @@ def main(argv=None):
             print('Results: %s' % os.path.relpath(os.path.join(paths.RESULTS, 'lava-run'),
                                                  paths.REPO))
             return 1 if failed else 0
+        elif args.cmd == 'lava-import' and args.boot:
+            recs, checks, path = lavarun.lab_import_bench(args.log, args.boot, args.lab,
+                                                          args.device, args.job)
+            for r in recs:
+                print('%s %s %s: %s %s' % (r['benchmark'], r['kernel'], r['kasan'],
+                                           r['metric'], r['value']))
+            for t in checks:
+                print('  ' + t)
+            print('Results: %s, lab_records of results/bench/results.json'
+                  % os.path.relpath(path, paths.REPO))
+            return 1 if checks or not recs else 0
         elif args.cmd == 'lava-import':
             if len(args.cell or ()) != 1:
                 raise log.StepError('lava-import: name the job\'s cell with one --cell')
@@ -392,6 +422,11 @@ def main(argv=None):
             print('Results: %s, lab_cells of results/%s.json' % (
                 os.path.relpath(path, paths.REPO), mx))
             return 1 if c['fail'] else 0
+        elif args.cmd == 'lava' and args.bench:
+            out = os.path.join(paths.BUILD, 'lava', 'bench-' + args.bench)
+            files = lava.export_bench(args.bench, out, args.url_base, args.device)
+            log.info('%d LAVA job(s), each validated by lava_common.schemas, in %s'
+                     % (len(files), os.path.relpath(out, paths.REPO)))
         elif args.cmd == 'lava':
             name = 'check-all' if args.all else 'check'
             out = os.path.join(paths.BUILD, 'lava', name)

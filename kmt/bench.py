@@ -105,27 +105,58 @@ def build_kernels(apply):
     return kernels, head, same
 
 
-def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machine=MACHINE):
-    """One benchmark boot. With plugin_so: the kmt-count plugin loaded and
-    the guest in time-only mode (no perf_event system calls inside the
-    marked regions); returns the plugin's output as a third value."""
-    if not icount or plugin_so:
+def boot_spec(kernel, image, initrd, mode, bench, icount, tag, time_only=False,
+              machine=MACHINE, logfile=''):
+    """The description of one benchmark boot (the local run and the LAVA
+    export both render it). time_only: the guest reads no PMU (wall-time
+    boots, and plugin boots, which must see no perf_event system call
+    inside the marked regions)."""
+    if not icount or time_only:
         bench = '-t,' + bench if bench != 'all' else '-t'
     # A fixed -seed fixes the guest's random numbers (the DTB's rng-seed and
     # kaslr-seed, RNDR): without it the same kernel takes other paths
     # through hashing and allocation on every boot.
+    return bootspec.BootSpec(name='bench-%s-%s-%s' % (kernel, mode, tag), image=image,
+                             initrd=initrd, machine=machine, kasan=mode,
+                             cmdline=('kmt.bench=' + bench,), smp=1, icount=icount,
+                             seed=SEED, timeout_s=BOOT_TIMEOUT_S, logfile=logfile)
+
+
+def plan_boots(plan_name, images):
+    """Every boot of a plan but the plugin's, in the order the local run
+    makes them: (kernel, mode, tag, BootSpec). images: {kernel: (image,
+    initrd)}."""
+    plan = PLANS[plan_name]
+    machine = plan.get('machine', MACHINE)
+    prefix = '' if plan_name in ('full', 'quick') else plan_name + '-'
+    out = []
+    for mode in plan['modes']:
+        for k in KERNELS:
+            out.append((k, mode, prefix + 'icount', boot_spec(
+                k, *images[k], mode, plan['bench'], True, prefix + 'icount',
+                machine=machine)))
+    for mode in plan['ratio_modes']:
+        for i in range(plan['pairs']):
+            for k in KERNELS:
+                tag = '%stime%d' % (prefix, i)
+                out.append((k, mode, tag, boot_spec(k, *images[k], mode, plan['bench'],
+                                                    False, tag, machine=machine)))
+    return out
+
+
+def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machine=MACHINE):
+    """One benchmark boot. With plugin_so: the kmt-count plugin loaded and
+    the guest in time-only mode (no perf_event system calls inside the
+    marked regions); returns the plugin's output as a third value."""
     logfile = os.path.join(paths.LOGS, 'bench', '%s-%s-%s.log' % (kernel, mode, tag))
     counts = logfile[:-len('.log')] + '.counts'
-    plugin_args = ()
+    spec = boot_spec(kernel, image, initrd, mode, bench, icount, tag,
+                     time_only=bool(plugin_so), machine=machine, logfile=logfile)
     if plugin_so:
         if os.path.exists(counts):
             os.unlink(counts)
-        plugin_args = tuple(plugin.qemu_args(plugin_so, counts, chains=CHAIN_DEPTH))
-    spec = bootspec.BootSpec(name='bench-%s-%s-%s' % (kernel, mode, tag), image=image,
-                             initrd=initrd, machine=machine, kasan=mode,
-                             cmdline=('kmt.bench=' + bench,), smp=1, icount=icount,
-                             seed=SEED, qemu_extra=plugin_args, timeout_s=BOOT_TIMEOUT_S,
-                             logfile=logfile)
+        spec = spec.replace(qemu_extra=tuple(plugin.qemu_args(plugin_so, counts,
+                                                              chains=CHAIN_DEPTH)))
     res = qemu.run(spec, echo=False)
     res.check()
     parsed = parse_bench(res.lines)
@@ -280,6 +311,12 @@ def run(quick=False, apply=True, plan_name=None):
     })
     outdir = os.path.join(paths.RESULTS, 'bench')
     name = plan.get('output', 'results')
+    if name == 'results':
+        # Figures a lab sent back (make lava-import BOOT=...) stay with the run.
+        from . import lavarun  # pylint: disable=import-outside-toplevel
+        labs = lavarun.lab_bench_records()
+        if labs:
+            result['lab_records'] = labs
     results.write_json(os.path.join(outdir, name + '.json'), dict(result, phases=log.phases()))
     table = markdown_table(result)
     with open(os.path.join(outdir, name + '.md'), 'w') as f:
@@ -412,8 +449,27 @@ def markdown_table(result):
     rc = refbench.markdown_table(result['records'])
     if rc:
         lines += ['', rc.rstrip('\n')]
+    lab = lab_table(result.get('lab_records', ()))
+    if lab:
+        lines += ['', lab.rstrip('\n')]
     lines += ['', 'Base %s, series %s%s.' % (result['base'], result['series_head'][:12],
                                              ' (empty series)' if result['series_empty'] else '')]
+    return '\n'.join(lines) + '\n'
+
+
+def lab_table(records):
+    """The figures labs sent back (make lava-import BOOT=...), one row per
+    benchmark, mode, kernel and lab job."""
+    if not records:
+        return ''
+    lines = ['Measured in LAVA labs (the exported benchmark jobs; ns_per_op from wall-time '
+             'boots, insn_per_op from exact-count ones)', '',
+             '| benchmark | kasan | kernel | figure | value | lab | device | job |',
+             '|---|---|---|---|---:|---|---|---|']
+    for r in records:
+        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            r['benchmark'], r['kasan'], r['kernel'], r['metric'], r['value'], r['lab'],
+            r['device'], r['job']))
     return '\n'.join(lines) + '\n'
 
 

@@ -34,16 +34,29 @@ KUNIT_PATTERN = r'\s{2,}(?P<result>ok|not ok) \d+ (?P<test_case_id>[^\s#]+)' + L
 KSELFTEST_PATTERN = (r'(?P<result>ok|not ok) \d+ selftests: \S+: '
                      r'(?P<test_case_id>[^\s#]+)' + LINE_END)
 FIXUP = {'ok': 'pass', 'not ok': 'fail'}
+# kmt-bench's figure lines: the first figure (insn_per_op on an
+# exact-count boot, ns_per_op on a wall-time boot) as LAVA's measurement.
+BENCH_PATTERN = (r'# kmt-bench (?P<test_case_id>\S+) ops=\d+ '
+                 r'(?P<units>insn_per_op|ns_per_op)=(?P<measurement>[0-9.]+)[^\r\n]*\r*\n')
 
 
 def _minutes(seconds):
     return {'minutes': max(1, int(math.ceil(seconds / 60.0)))}
 
 
+def bench_arg(spec):
+    """The kmt.bench= argument of a benchmark boot, or None."""
+    return next((a[len('kmt.bench='):] for a in spec.cmdline if a.startswith('kmt.bench=')),
+                None)
+
+
 def monitors(spec):
     """The test monitors of a boot, in console order."""
     suites = [targets.SUITES[s] for s in spec.suites]
     out = []
+    if bench_arg(spec) is not None:
+        out.append({'name': 'kmt-bench', 'start': 'KMT-BEGIN bench', 'end': 'KMT-END bench',
+                    'pattern': BENCH_PATTERN})
     if any(s.kind == 'kunit' for s in suites) or spec.kunit_filter:
         out.append({'name': 'kunit', 'start': 'KTAP version 1', 'end': 'KMT-KUNIT-DONE',
                     'pattern': KUNIT_PATTERN, 'fixupdict': dict(FIXUP)})
@@ -157,6 +170,32 @@ def export(matrix, out_dir, url_base=None, device_type='qemu', cells=None):
         data = job(spec, url(image), url(initrd), device_type)
         validate(data)
         path = os.path.join(out_dir, c.name + '.yaml')
+        write(path, data)
+        written.append(path)
+    return written
+
+
+def export_bench(plan_name, out_dir, url_base=None, device_type='qemu'):
+    """One job per boot of make bench's plan (the plugin's boots aside: a
+    lab's device has no TCG plugin), as out_dir/<nn>-<boot>.yaml, in the
+    local run's order (baseline and patched interleaved). Returns the
+    files written."""
+    from . import bench, build, paths
+    images = {}
+    for k, tree in (('baseline', 'base'), ('patched', 'series')):
+        out = build.out_dir('lean', tree)
+        images[k] = (os.path.join(out, 'arch', paths.ARCH, 'boot', 'Image'),
+                     os.path.join(build.out_dir('lean', 'series'), 'initramfs.cpio.gz'))
+
+    def url(p):
+        if url_base:
+            return url_base.rstrip('/') + '/' + os.path.relpath(p, paths.BUILD)
+        return 'file://' + p
+    written = []
+    for n, (_, _, _, spec) in enumerate(bench.plan_boots(plan_name, images), 1):
+        data = job(spec, url(spec.image), url(spec.initrd), device_type)
+        validate(data)
+        path = os.path.join(out_dir, '%02d-%s.yaml' % (n, spec.name))
         write(path, data)
         written.append(path)
     return written

@@ -19,6 +19,7 @@ run (results/<matrix>.json).
 
 import json
 import os
+import re
 import shutil
 
 from . import bootspec, build, lava, log, paths, results, targets
@@ -204,12 +205,20 @@ def run(cell_name, matrix='check'):
         if not os.path.exists(p):
             raise log.StepError('%s is missing: build the cell first (python3 -m kmt --cell %s '
                                 'check)' % (os.path.relpath(p, paths.REPO), cell_name))
+    rc = run_job(cell_name, lambda img, rd: bootspec.for_cell(cell, img, rd), image, initrd)
+    return evaluate(cell_name, matrix, rc)
+
+
+def run_job(name, make_spec, image, initrd):
+    """Run one boot's job through lava-run (its log: output_log(name));
+    make_spec(image, initrd) describes the boot with the job's own copies
+    of the images. Returns lava-run's exit code."""
     if os.geteuid() != 0:
         raise log.StepError('lava-run refuses to run as a user other than root')
     logdir = os.path.join(paths.LOGS, 'lava-run')
     with log.phase('lava-dispatcher (download and unpack, once)'):
         setup(os.path.join(logdir, 'setup.log'))
-    job_dir = os.path.join(root(), 'jobs', cell_name)
+    job_dir = os.path.join(root(), 'jobs', name)
     out_dir = os.path.join(job_dir, 'out')
     shutil.rmtree(job_dir, ignore_errors=True)
     os.makedirs(os.path.join(job_dir, 'images'))
@@ -220,7 +229,7 @@ def run(cell_name, matrix='check'):
     for p in (image, initrd):
         local[p] = os.path.join(job_dir, 'images', os.path.basename(p))
         shutil.copyfile(p, local[p])
-    spec = bootspec.for_cell(cell, local[image], local[initrd])
+    spec = make_spec(local[image], local[initrd])
     job = lava.job(spec, 'file://' + local[image], 'file://' + local[initrd])
     lava.validate(job)
     job_file = os.path.join(job_dir, 'job.yaml')
@@ -231,19 +240,49 @@ def run(cell_name, matrix='check'):
     dispatcher_file = os.path.join(job_dir, 'dispatcher.yaml')
     with open(dispatcher_file, 'w') as f:
         f.write(dispatcher_config(os.path.join(job_dir, 'tmp')))
-    output = output_log(cell_name)
+    output = output_log(name)
     if os.path.exists(output):
         os.remove(output)
     timeout = 60 * job['timeouts']['job']['minutes']
     with log.phase('lava-run %s (job %s, device %s)' % (
-            cell_name, os.path.relpath(job_file, paths.REPO),
+            name, os.path.relpath(job_file, paths.REPO),
             os.path.relpath(device_file, paths.REPO))):
         rc = log.run([DEBIAN_PYTHON, os.path.join(root(), 'root', 'usr', 'bin', 'lava-run'),
-                      '--job-id', cell_name, '--output-dir', out_dir,
+                      '--job-id', name, '--output-dir', out_dir,
                       '--device', device_file, '--dispatcher', dispatcher_file, job_file],
                      logfile=output, env={'PYTHONPATH': pythonpath()}, check=False,
                      timeout=timeout)
-    return evaluate(cell_name, matrix, rc)
+    return rc
+
+
+def run_bench(boot, plan_name='quick'):
+    """One exported benchmark boot (by name, e.g. bench-patched-sync-icount)
+    through lava-run here, read back as a lab's would be (where: this host):
+    (records, checks, path)."""
+    from . import bench  # pylint: disable=import-outside-toplevel
+    images = {}
+    for k, tree in (('baseline', 'base'), ('patched', 'series')):
+        images[k] = (os.path.join(build.out_dir('lean', tree), 'arch', paths.ARCH, 'boot',
+                                  'Image'),
+                     os.path.join(build.out_dir('lean', 'series'), 'initramfs.cpio.gz'))
+    boots = {s.name: s for _, _, _, s in bench.plan_boots(plan_name, images)}
+    if boot not in boots:
+        raise log.StepError('no boot %s in make bench\'s %s plan (%s)'
+                            % (boot, plan_name, ', '.join(boots)))
+    spec = boots[boot]
+    for p in (spec.image, spec.initrd):
+        if not os.path.exists(p):
+            raise log.StepError('%s is missing: build the benchmark kernels first (make bench '
+                                'QUICK=1)' % os.path.relpath(p, paths.REPO))
+    rc = run_job(boot, lambda img, rd: spec.replace(image=img, initrd=rd),
+                 spec.image, spec.initrd)
+    recs, checks, path = lab_import_bench(output_log(boot), boot, 'this host',
+                                          'lava-run %s, qemu' % dispatcher_version(), 'local',
+                                          keep=False)
+    if rc != 0:
+        checks.append('lava-run exit code %d (log: %s)'
+                      % (rc, os.path.relpath(output_log(boot), paths.REPO)))
+    return recs, checks, path
 
 
 def evaluate(cell_name, matrix='check', rc=0):
@@ -337,6 +376,80 @@ def lab_cells(matrix):
             with open(os.path.join(d, f)) as fh:
                 out.append(json.load(fh)['record'])
     return out
+
+
+_BENCH_BOOT = re.compile(r'^bench-(baseline|patched)-(\w+)-(\S+)$')
+
+
+def lab_import_bench(job_log, boot, lab, device, job_id, keep=True):
+    """A lab's run of one exported benchmark boot (make lava BENCH=1; boot:
+    its job's name without 'kmt ', e.g. bench-patched-sync-icount): the
+    figures of its console as bench records naming the lab, the device and
+    the job, checked against LAVA's own measurements; kept in
+    results/lab/bench/ and listed in results/bench/results.json
+    (lab_records). Returns (records, checks, path)."""
+    from . import bench  # pylint: disable=import-outside-toplevel
+    m = _BENCH_BOOT.match(boot)
+    if not m:
+        raise log.StepError('%s is not the name of a benchmark boot (bench-<kernel>-<mode>-<tag>, '
+                            'as make lava BENCH=1 names the jobs)' % boot)
+    kernel, mode, tag = m.groups()
+    if not os.path.exists(job_log):
+        raise log.StepError('no such job log: %s' % job_log)
+    with open(job_log, errors='replace') as f:
+        found, console = read_output(f)
+    parsed = bench.parse_bench([l.strip() for l in console])
+    metric = 'insn_per_op' if tag.endswith('icount') else 'ns_per_op'
+    where = 'LAVA lab %s, device %s, job %s' % (lab, device, job_id)
+    records, checks = [], []
+    lava_says = {r.get('case'): r for r in found if r.get('definition') == 'kmt-bench'}
+    for b, v in parsed.items():
+        if metric not in v:
+            checks.append('%s: no %s in the console' % (b, metric))
+            continue
+        records.append({'benchmark': b, 'metric': metric, 'kernel': kernel, 'kasan': mode,
+                        'cpu': device, 'value': v[metric], 'ops': v.get('ops'),
+                        'boot': boot, 'where': where, 'lab': lab, 'device': device,
+                        'job': str(job_id)})
+        said = lava_says.get(b.lower())
+        if said is None:
+            checks.append('%s: LAVA reported no measurement' % b)
+        elif abs(float(said.get('measurement', 'nan')) - v[metric]) > 1e-6 * max(1, v[metric]):
+            checks.append('%s: LAVA measured %s, the console says %s'
+                          % (b, said.get('measurement'), v[metric]))
+    if not keep:
+        # A run here through lava-run proves the job, it is no lab figure.
+        path = os.path.join(paths.RESULTS, 'lava-run', '%s.json' % boot)
+        results.write_json(path, {'records': records, 'checks': checks})
+        return records, checks, path
+    d = os.path.join(paths.RESULTS, 'lab', 'bench')
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, '%s@%s-%s.json' % (boot, _slug(lab), _slug(str(job_id))))
+    results.write_json(path, {'records': records, 'checks': checks})
+    merge_lab_bench()
+    return records, checks, path
+
+
+def lab_bench_records():
+    d = os.path.join(paths.RESULTS, 'lab', 'bench')
+    out = []
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else ():
+        if f.endswith('.json'):
+            with open(os.path.join(d, f)) as fh:
+                out += json.load(fh)['records']
+    return out
+
+
+def merge_lab_bench():
+    """Rewrite results/bench/results.json with every lab record."""
+    path = os.path.join(paths.RESULTS, 'bench', 'results.json')
+    data = {'records': []}
+    if os.path.exists(path):
+        with open(path) as f:
+            data = json.load(f)
+    data['lab_records'] = lab_bench_records()
+    results.write_json(path, data)
+    return data
 
 
 def merge_lab_cells(matrix):

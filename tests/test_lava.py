@@ -7,7 +7,7 @@ import re
 import tempfile
 import unittest
 
-from kmt import bootspec, lava, targets
+from kmt import bench, bootspec, lava, targets
 
 KUNIT_LOG = '''[    3.50] KTAP version 1
 [    3.51]     # Subtest: kasan
@@ -103,6 +103,56 @@ class LavaJobTest(unittest.TestCase):
         self.assertEqual(data, json.loads(text))
         url = data['actions'][0]['deploy']['images']['kernel']['url']
         self.assertTrue(url.startswith('https://lab.example/kmt/out/series-lean/'), url)
+
+
+IMAGES = {'baseline': ('b/Image', 'p/initramfs.cpio.gz'),
+          'patched': ('p/Image', 'p/initramfs.cpio.gz')}
+
+
+class BenchJobTest(unittest.TestCase):
+    """make bench's boots as LAVA jobs (make lava BENCH=1)."""
+
+    def test_every_bench_boot_validates_with_lavas_schema(self):
+        if lava.lava_common() is None:
+            self.skipTest('lava-common is not installed (scripts/setup-host.sh installs it)')
+        for plan in ('quick', 'full'):
+            for _, _, _, s in bench.plan_boots(plan, IMAGES):
+                lava.validate(lava.job(s, 'https://lab/I', 'https://lab/i'))
+
+    def test_boots_in_the_local_order_baseline_and_patched_interleaved(self):
+        boots = bench.plan_boots('quick', IMAGES)
+        self.assertEqual([(k, m, t) for k, m, t, _ in boots],
+                         [('baseline', 'off', 'icount'), ('patched', 'off', 'icount'),
+                          ('baseline', 'sync', 'icount'), ('patched', 'sync', 'icount'),
+                          ('baseline', 'sync', 'time0'), ('patched', 'sync', 'time0')])
+        self.assertEqual(len(bench.plan_boots('full', IMAGES)), 8 + 2 * 5)
+
+    def test_same_boot_as_the_local_run(self):
+        k, mode, tag, s = bench.plan_boots('quick', IMAGES)[3]
+        self.assertEqual(s, bench.boot_spec(k, *IMAGES[k], mode, bench.PLANS['quick']['bench'],
+                                            True, tag))
+        data = lava.job(s, 'file:///p/Image', 'file:///p/initramfs.cpio.gz')
+        kernel = data['actions'][0]['deploy']['images']['kernel']['image_arg']
+        self.assertIn('kmt.bench=getpid=2000', kernel)
+        self.assertIn('kasan.mode=sync', kernel)
+        self.assertIn('-icount shift=0,sleep=off', data['context']['extra_options'])
+        self.assertIn('-smp 1', data['context']['extra_options'])
+        time_boot = bench.plan_boots('quick', IMAGES)[4][3]
+        self.assertIn('kmt.bench=-t,getpid', lava.bootspec.kernel_cmdline(time_boot))
+        self.assertNotIn('-icount shift=0,sleep=off',
+                         lava.job(time_boot, 'file:///I', 'file:///i')['context']['extra_options'])
+
+    def test_bench_pattern_takes_the_first_figure_as_the_measurement(self):
+        mon = lava.monitors(bench.plan_boots('quick', IMAGES)[0][3])
+        self.assertEqual([m['name'] for m in mon], ['kmt-bench'])
+        pat = re.compile(mon[0]['pattern'])
+        m = pat.match('# kmt-bench getpid ops=2000 insn_per_op=280.9 insn_mean=281.2 '
+                      'chunk=200 ns_per_op=4700.5\r\r\n')
+        self.assertEqual((m['test_case_id'], m['units'], m['measurement']),
+                         ('getpid', 'insn_per_op', '280.9'))
+        m = pat.match('# kmt-bench ctxsw ops=500 ns_per_op=30000.0 ns_mean=31000.0 chunk=20\n')
+        self.assertEqual((m['units'], m['measurement']), ('ns_per_op', '30000.0'))
+        self.assertIsNone(pat.match('# kmt-cpu dczid_bs=64\n'))
 
 
 if __name__ == '__main__':

@@ -167,6 +167,65 @@ class LabImportTest(unittest.TestCase):
             lavarun.lab_import('/nonexistent.log', 'sync', 'l', 'd', '1')
 
 
+BENCH_CONSOLE = ['KMT-BEGIN bench', 'TAP version 13', '1..2',
+                 '# kmt-bench getpid ops=2000 insn_per_op=280.9 insn_mean=281.2 chunk=200 '
+                 'ns_per_op=4700.5',
+                 'ok 1 getpid',
+                 '# kmt-bench fork64m ops=5 insn_per_op=5306345.0 insn_mean=5306400.0 chunk=1 '
+                 'ns_per_op=9.0',
+                 'ok 2 fork64m', 'KMT-END bench rc=0', 'KMT-DONE']
+
+
+class LabBenchImportTest(unittest.TestCase):
+    """make lava-import BOOT=...: a lab's benchmark figures back."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        p = mock.patch.object(lavarun.paths, 'RESULTS', self.tmp.name)
+        p.start()
+        self.addCleanup(p.stop)
+        self.log = os.path.join(self.tmp.name, 'job.log')
+
+    def write(self, measurements):
+        lines = ['- ' + entry('target', l) for l in BENCH_CONSOLE]
+        for case, value in measurements.items():
+            lines.append('- ' + entry('results', {'definition': 'kmt-bench', 'case': case,
+                                                  'result': 'pass', 'measurement': value,
+                                                  'units': 'insn_per_op'}))
+        with open(self.log, 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+
+    def test_figures_land_in_the_bench_results(self):
+        self.write({'getpid': 280.9, 'fork64m': 5306345.0})
+        recs, checks, path = lavarun.lab_import_bench(self.log, 'bench-patched-sync-icount',
+                                                      'lab-a', 'ampereone', '42')
+        self.assertEqual(checks, [])
+        self.assertEqual(os.path.basename(path), 'bench-patched-sync-icount@lab-a-42.json')
+        self.assertEqual([(r['benchmark'], r['metric'], r['kernel'], r['kasan'], r['value'])
+                          for r in recs],
+                         [('getpid', 'insn_per_op', 'patched', 'sync', 280.9),
+                          ('fork64m', 'insn_per_op', 'patched', 'sync', 5306345.0)])
+        with open(os.path.join(self.tmp.name, 'bench', 'results.json')) as f:
+            merged = json.load(f)
+        self.assertEqual(merged['lab_records'], recs)
+        from kmt import bench  # pylint: disable=import-outside-toplevel
+        self.assertIn('| getpid | sync | patched | insn_per_op | 280.9 | lab-a | ampereone | 42 |',
+                      bench.lab_table(merged['lab_records']))
+
+    def test_wall_time_boot_gives_ns_and_a_disagreement_is_reported(self):
+        self.write({'getpid': 4700.5})
+        recs, checks, _ = lavarun.lab_import_bench(self.log, 'bench-baseline-sync-time0',
+                                                   'lab-a', 'ampereone', '43')
+        self.assertEqual([r['metric'] for r in recs], ['ns_per_op', 'ns_per_op'])
+        self.assertEqual(checks, ['fork64m: LAVA reported no measurement'])
+
+    def test_a_name_that_is_no_bench_boot_is_refused(self):
+        self.write({})
+        with self.assertRaises(lavarun.log.StepError):
+            lavarun.lab_import_bench(self.log, 'sync', 'lab-a', 'x', '1')
+
+
 def lavarun_table(summary):
     from kmt import matrix  # pylint: disable=import-outside-toplevel
     return matrix.markdown_cells(summary)
