@@ -40,8 +40,8 @@ lava-run:       ## CELL=sync: that cell's LAVA job through Debian's lava-run her
 	$(KMT) --cell $(or $(CELL),sync) lava-run $(if $(BOOT),--boot $(BOOT))
 lava-import:    ## LOG=job.log LAB= DEVICE= JOB= [CELL=sync | BOOT=bench-...]: a lab's run of an exported job, into the results
 	$(KMT) --cell $(or $(CELL),sync) lava-import $(LOG) --lab '$(LAB)' --device '$(DEVICE)' --job '$(JOB)' $(if $(BOOT),--boot $(BOOT))
-lava:           ## one LAVA job per make check cell (ALL=1: every cell; URL_BASE=: where a lab gets the images; BENCH=quick|full: per make bench boot instead)
-	$(KMT) lava $(if $(filter-out 0,$(ALL)),--all) $(if $(URL_BASE),--url-base $(URL_BASE)) $(if $(BENCH),--bench $(BENCH))
+lava:           ## one LAVA job per make check cell (ALL=1: every cell; URL_BASE=: where a lab gets the images; BENCH=quick|full: per make bench boot instead; DEVICE=fvp|u-boot FIRMWARE_URL=: lab templates)
+	$(KMT) lava $(if $(filter-out 0,$(ALL)),--all) $(if $(URL_BASE),--url-base $(URL_BASE)) $(if $(BENCH),--bench $(BENCH)) $(if $(DEVICE),--device $(DEVICE)) $(if $(FIRMWARE_URL),--firmware-url $(FIRMWARE_URL))
 clean:          ## remove build outputs and logs, keep the kernel tree
 	rm -rf build/out build/logs build/results
 distclean:      ## remove everything generated, including the kernel tree

@@ -237,7 +237,12 @@ def main(argv=None):
                    help="instead of the matrix: one job per boot of make bench's plan "
                         "(e.g. quick, full)")
     p.add_argument('--url-base', help='where a lab downloads the images (default: file://)')
-    p.add_argument('--device', default='qemu', help='LAVA device type (qemu)')
+    p.add_argument('--device', default='qemu', choices=lava.DEVICE_TYPES,
+                   help='qemu (default), or a lab template: fvp (FVP Base RevC with MTE), '
+                        'u-boot (a board with MTE booted over TFTP)')
+    p.add_argument('--firmware-url', help='fvp: where bl1.bin, fip.bin and '
+                                          'fvp-base-revc.dtb are; u-boot: board.dtb')
+    p.add_argument('--device-type-name', help="the lab's name of the device type")
     p = sub.add_parser('series-check')
     p.add_argument('--all', action='store_true', help='every gate, bisect and configs too')
     p.add_argument('--gate', action='append', choices=series.ALL_GATES)
@@ -423,14 +428,18 @@ def main(argv=None):
                 os.path.relpath(path, paths.REPO), mx))
             return 1 if c['fail'] else 0
         elif args.cmd == 'lava' and args.bench:
-            out = os.path.join(paths.BUILD, 'lava', 'bench-' + args.bench)
-            files = lava.export_bench(args.bench, out, args.url_base, args.device)
+            out = os.path.join(paths.BUILD, 'lava', 'bench-' + args.bench + (
+                '' if args.device == 'qemu' else '-' + args.device))
+            files = lava.export_bench(args.bench, out, args.url_base, args.device,
+                                      args.firmware_url, args.device_type_name)
             log.info('%d LAVA job(s), each validated by lava_common.schemas, in %s'
                      % (len(files), os.path.relpath(out, paths.REPO)))
         elif args.cmd == 'lava':
             name = 'check-all' if args.all else 'check'
-            out = os.path.join(paths.BUILD, 'lava', name)
-            files = lava.export(name, out, args.url_base, args.device, args.cell)
+            out = os.path.join(paths.BUILD, 'lava', name + (
+                '' if args.device == 'qemu' else '-' + args.device))
+            files = lava.export(name, out, args.url_base, args.device, args.cell,
+                                args.firmware_url, args.device_type_name)
             log.info('%d LAVA job(s), each validated by lava_common.schemas, in %s'
                      % (len(files), os.path.relpath(out, paths.REPO)))
         elif args.cmd == 'cells':

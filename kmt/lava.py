@@ -20,7 +20,25 @@ import os
 
 from . import bootspec, targets
 
-DEVICE_TYPES = ('qemu',)
+# qemu: LAVA's qemu device type with the project's MTE machine (run here by
+# make lava-run). fvp and u-boot are templates for a lab, schema-checked
+# but not run here: FVP Base RevC with MTE enabled (LAVA's fvp device type,
+# the model in a docker image), and a board with MTE that boots a kernel
+# and an initramfs over TFTP from U-Boot (its device type is the lab's).
+DEVICE_TYPES = ('qemu', 'fvp', 'u-boot')
+# FVP Base RevC: what turns MTE on (FEAT_MTE2 in the core, tag storage in
+# the DRAM model), and where TF-A's preloaded-BL33 build expects the
+# kernel, the DTB and the initramfs; {BL1} etc. are the deployed images.
+FVP_MTE_ARGUMENTS = (
+    '-C cluster0.NUM_CORES=1', '-C cluster1.NUM_CORES=0',
+    '-C cluster0.has_arm_v8-5=1', '-C cluster0.memory_tagging_support_level=3',
+    '-C bp.dram_metadata.is_enabled=1', '-C bp.dram_size=4',
+    '-C bp.secureflashloader.fname={BL1}', '-C bp.flashloader0.fname={FIP}',
+    '--data cluster0.cpu0={KERNEL}@0x80080000', '--data cluster0.cpu0={DTB}@0x82000000',
+    '--data cluster0.cpu0={RAMDISK}@0x84000000',
+    '-C bp.terminal_0.start_telnet=1', '-C bp.vis.disable_visualisation=1',
+    '-C pctl.startup=0.0.0.0', '-C bp.pl011_uart0.untimed_fifos=1')
+FVP_MODEL = '/opt/model/FVP_Base_RevC-2xAEMvA/models/Linux64_GCC-9.3/FVP_Base_RevC-2xAEMvA'
 # The end of a result line: any '# directive' but SKIP (a failure with
 # '# exit=1' or '# TIMEOUT 45 seconds' is still a failure; skips are left
 # out, as LAVA's monitors cannot report them), then the line end as LAVA
@@ -83,12 +101,68 @@ def qemu_options(spec):
     return opts
 
 
-def job(spec, image_url, initrd_url, device_type='qemu'):
-    """The LAVA job definition (a dict) of one boot."""
+def hardware_cmdline(spec):
+    """The kernel command line on a lab's device: the local one without the
+    console (the device's own setup names its serial port)."""
+    return ' '.join(a for a in bootspec.kernel_cmdline(spec).split()
+                    if not a.startswith('console='))
+
+
+def template_actions(spec, image_url, initrd_url, device_type, firmware_url, test_timeout):
+    """deploy + boot for the fvp and u-boot templates."""
+    base = (firmware_url or 'https://example.invalid/firmware').rstrip('/')
+    if device_type == 'fvp':
+        images = {'bl1': {'url': base + '/bl1.bin'}, 'fip': {'url': base + '/fip.bin'},
+                  'dtb': {'url': base + '/fvp-base-revc.dtb'},
+                  'kernel': {'url': image_url}, 'ramdisk': {'url': initrd_url}}
+        return [
+            {'deploy': {'to': 'fvp', 'timeout': {'minutes': 5}, 'images': images}},
+            {'boot': {'method': 'fvp', 'timeout': dict(test_timeout),
+                      'docker': {'name': 'fvp:base-revc', 'local': True},
+                      'image': FVP_MODEL, 'license_variable': 'ARMLMD_LICENSE_FILE=',
+                      'console_string': r'terminal_0: Listening for serial connection on port '
+                                        r'(?P<PORT>\d+)',
+                      'arguments': list(FVP_MTE_ARGUMENTS),
+                      'prompts': ['Run /init as init process']}}]
+    return [
+        {'deploy': {'to': 'tftp', 'timeout': {'minutes': 5},
+                    'kernel': {'url': image_url, 'type': 'image'},
+                    'ramdisk': {'url': initrd_url},
+                    'dtb': {'url': base + '/board.dtb'}}},
+        {'boot': {'method': 'u-boot', 'commands': 'ramdisk', 'timeout': dict(test_timeout),
+                  'prompts': ['Run /init as init process']}}]
+
+
+def job(spec, image_url, initrd_url, device_type='qemu', firmware_url=None,
+        device_type_name=None):
+    """The LAVA job definition (a dict) of one boot. device_type: qemu, or
+    one of the lab templates fvp and u-boot (firmware_url: where the lab
+    keeps bl1.bin, fip.bin and fvp-base-revc.dtb, or the board's
+    board.dtb; device_type_name: the lab's name of the device type)."""
     if device_type not in DEVICE_TYPES:
         raise ValueError('device type %s: one of %s' % (device_type, ', '.join(DEVICE_TYPES)))
     machine = targets.MACHINES[spec.machine]
     test_timeout = _minutes(spec.timeout_s)
+    if device_type != 'qemu':
+        return {
+            'job_name': 'kmt %s' % spec.name,
+            'device_type': device_type_name or ('fvp' if device_type == 'fvp' else
+                                                'mte-board'),
+            'visibility': 'public',
+            'priority': 'medium',
+            'timeouts': {'job': {'minutes': 2 * test_timeout['minutes'] + 10},
+                         'action': test_timeout,
+                         'connection': {'minutes': 2},
+                         'connections': {'lava-test-monitor': dict(test_timeout)}},
+            # U-Boot adds extra_kernel_args to its bootargs; on the FVP the
+            # DTB's /chosen/bootargs must carry the same (metadata says it).
+            'context': {'extra_kernel_args': hardware_cmdline(spec)},
+            'metadata': {'kernel_cmdline': hardware_cmdline(spec),
+                         'kmt_boot': spec.name, 'kmt_machine': spec.machine},
+            'actions': template_actions(spec, image_url, initrd_url, device_type,
+                                        firmware_url, test_timeout) + [
+                {'test': {'timeout': test_timeout, 'monitors': monitors(spec)}}],
+        }
     return {
         'job_name': 'kmt %s' % spec.name,
         'device_type': device_type,
@@ -149,7 +223,8 @@ def validate(data):
     schemas.validate(data, strict=True)
 
 
-def export(matrix, out_dir, url_base=None, device_type='qemu', cells=None):
+def export(matrix, out_dir, url_base=None, device_type='qemu', cells=None, firmware_url=None,
+           device_type_name=None):
     """One job per cell of matrix, validated, as out_dir/<cell>.yaml; the
     images are the matrix's build outputs, by file:// URL or under url_base
     (where a lab can download them). Returns the files written."""
@@ -167,7 +242,7 @@ def export(matrix, out_dir, url_base=None, device_type='qemu', cells=None):
                 return url_base.rstrip('/') + '/' + os.path.relpath(p, paths.BUILD)
             return 'file://' + p
         spec = bootspec.for_cell(c, image, initrd)
-        data = job(spec, url(image), url(initrd), device_type)
+        data = job(spec, url(image), url(initrd), device_type, firmware_url, device_type_name)
         validate(data)
         path = os.path.join(out_dir, c.name + '.yaml')
         write(path, data)
@@ -175,7 +250,8 @@ def export(matrix, out_dir, url_base=None, device_type='qemu', cells=None):
     return written
 
 
-def export_bench(plan_name, out_dir, url_base=None, device_type='qemu'):
+def export_bench(plan_name, out_dir, url_base=None, device_type='qemu', firmware_url=None,
+                 device_type_name=None):
     """One job per boot of make bench's plan (the plugin's boots aside: a
     lab's device has no TCG plugin), as out_dir/<nn>-<boot>.yaml, in the
     local run's order (baseline and patched interleaved). Returns the
@@ -193,7 +269,8 @@ def export_bench(plan_name, out_dir, url_base=None, device_type='qemu'):
         return 'file://' + p
     written = []
     for n, (_, _, _, spec) in enumerate(bench.plan_boots(plan_name, images), 1):
-        data = job(spec, url(spec.image), url(spec.initrd), device_type)
+        data = job(spec, url(spec.image), url(spec.initrd), device_type, firmware_url,
+                   device_type_name)
         validate(data)
         path = os.path.join(out_dir, '%02d-%s.yaml' % (n, spec.name))
         write(path, data)

@@ -105,6 +105,39 @@ class LavaJobTest(unittest.TestCase):
         self.assertTrue(url.startswith('https://lab.example/kmt/out/series-lean/'), url)
 
 
+class TemplateTest(unittest.TestCase):
+    """The lab templates: FVP Base RevC with MTE, a U-Boot board with MTE."""
+
+    def test_every_cell_validates_on_each_template(self):
+        if lava.lava_common() is None:
+            self.skipTest('lava-common is not installed (scripts/setup-host.sh installs it)')
+        for dt in ('fvp', 'u-boot'):
+            for c in targets.MATRICES['check']:
+                lava.validate(lava.job(bootspec.for_cell(c, 'I', 'i'), 'https://lab/I',
+                                       'https://lab/i', dt, 'https://lab/fw'))
+
+    def test_fvp_turns_mte_on_and_boots_the_same_kernel(self):
+        s = spec('sync')
+        data = lava.job(s, 'https://lab/Image', 'https://lab/initrd', 'fvp', 'https://lab/fw/')
+        deploy, boot, test = (a[k] for a, k in zip(data['actions'], ('deploy', 'boot', 'test')))
+        self.assertEqual(deploy['images']['kernel']['url'], 'https://lab/Image')
+        self.assertEqual(deploy['images']['bl1']['url'], 'https://lab/fw/bl1.bin')
+        self.assertIn('-C cluster0.memory_tagging_support_level=3', boot['arguments'])
+        self.assertIn('-C bp.dram_metadata.is_enabled=1', boot['arguments'])
+        self.assertEqual(test['monitors'], lava.monitors(s))
+        cmdline = data['metadata']['kernel_cmdline']
+        self.assertIn('kasan.mode=sync', cmdline)
+        self.assertNotIn('console=', cmdline)
+
+    def test_board_gets_the_command_line_through_uboot(self):
+        data = lava.job(spec('sync'), 'https://lab/Image', 'https://lab/i', 'u-boot',
+                        device_type_name='ampere-mte')
+        self.assertEqual(data['device_type'], 'ampere-mte')
+        self.assertEqual(data['context']['extra_kernel_args'],
+                         data['metadata']['kernel_cmdline'])
+        self.assertEqual(data['actions'][1]['boot']['method'], 'u-boot')
+
+
 IMAGES = {'baseline': ('b/Image', 'p/initramfs.cpio.gz'),
           'patched': ('p/Image', 'p/initramfs.cpio.gz')}
 
