@@ -124,6 +124,10 @@ CONFIGS = {c.name: c for c in [
     # Shadow call stacks with GCC (12 and later build them for arm64):
     # the lean kernel plus SCS, for the kasan suite's shadow call stack
     # check, at a GCC build's cost.
+    # The generic refcount_t code with the series (the fast path is on by
+    # default): patch 11 changes the generic path too.
+    KernelConfig('lean-refcount-generic', 'allnoconfig', ('minimal.config', 'mte-kasan.config'),
+                 ('series-tests.config', 'refcount-generic.config')),
     KernelConfig('lean-scs', 'allnoconfig', ('minimal.config', 'mte-kasan.config', 'scs.config'),
                  ('series-tests.config', 'refcount-fastpath.config')),
     KernelConfig('lean-clang', 'allnoconfig',
@@ -242,6 +246,9 @@ CHECK_ALL = CHECK + [
          ('refcount',)),
     # KCSAN: the refcount suite's concurrent cases, no data race reported.
     Cell('kcsan', 'lean-kcsan', 'mte-smp4', 'none', ('refcount',)),
+    # The generic refcount_t code (ARM64_REFCOUNT_FASTPATH=n) with the series.
+    Cell('refcount-generic', 'lean-refcount-generic', 'mte-smp4', 'sync',
+         ('refcount', 'lkdtm-refcount')),
     # Shadow call stacks (GCC): kernel_stack_untagged checks the task's
     # shadow call stack too.
     Cell('scs', 'lean-scs', 'mte', 'sync', ('kasan',)),
@@ -270,6 +277,7 @@ SERIES_PARTS = {
 SERIES_FRAGMENT_NEEDS = {
     'series-tests.config': 'refcount',
     'refcount-fastpath.config': 'refcount-fastpath',
+    'refcount-generic.config': 'refcount-fastpath',
     'modules-series.config': 'refcount',
     'mte-kunit.config': 'arm64-mte',
 }
