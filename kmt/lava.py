@@ -143,27 +143,7 @@ def job(spec, image_url, initrd_url, device_type='qemu', firmware_url=None,
         raise ValueError('device type %s: one of %s' % (device_type, ', '.join(DEVICE_TYPES)))
     machine = targets.MACHINES[spec.machine]
     test_timeout = _minutes(spec.timeout_s)
-    if device_type != 'qemu':
-        return {
-            'job_name': 'kmt %s' % spec.name,
-            'device_type': device_type_name or ('fvp' if device_type == 'fvp' else
-                                                'mte-board'),
-            'visibility': 'public',
-            'priority': 'medium',
-            'timeouts': {'job': {'minutes': 2 * test_timeout['minutes'] + 10},
-                         'action': test_timeout,
-                         'connection': {'minutes': 2},
-                         'connections': {'lava-test-monitor': dict(test_timeout)}},
-            # U-Boot adds extra_kernel_args to its bootargs; on the FVP the
-            # DTB's /chosen/bootargs must carry the same (metadata says it).
-            'context': {'extra_kernel_args': hardware_cmdline(spec)},
-            'metadata': {'kernel_cmdline': hardware_cmdline(spec),
-                         'kmt_boot': spec.name, 'kmt_machine': spec.machine},
-            'actions': template_actions(spec, image_url, initrd_url, device_type,
-                                        firmware_url, test_timeout) + [
-                {'test': {'timeout': test_timeout, 'monitors': monitors(spec)}}],
-        }
-    return {
+    data = {
         'job_name': 'kmt %s' % spec.name,
         'device_type': device_type,
         'visibility': 'public',
@@ -176,18 +156,31 @@ def job(spec, image_url, initrd_url, device_type='qemu', firmware_url=None,
                      'action': test_timeout,
                      'connection': {'minutes': 2},
                      'connections': {'lava-test-monitor': dict(test_timeout)}},
-        'context': {'arch': 'arm64', 'machine': machine.machine, 'cpu': machine.cpu,
-                    'memory': machine.mem_mb, 'extra_options': qemu_options(spec)},
-        'actions': [
-            {'deploy': {'to': 'tmpfs', 'timeout': {'minutes': 5}, 'images': {
-                'kernel': {'image_arg': '-kernel {kernel} -append "%s"'
-                                        % bootspec.kernel_cmdline(spec),
-                           'url': image_url},
-                'initrd': {'image_arg': '-initrd {initrd}', 'url': initrd_url}}}},
-            {'boot': {'method': 'qemu', 'media': 'tmpfs', 'timeout': dict(test_timeout)}},
-            {'test': {'timeout': test_timeout, 'monitors': monitors(spec)}},
-        ],
     }
+    test = {'test': {'timeout': test_timeout, 'monitors': monitors(spec)}}
+    if device_type != 'qemu':
+        data['device_type'] = device_type_name or ('fvp' if device_type == 'fvp' else
+                                                   'mte-board')
+        # U-Boot adds extra_kernel_args to its bootargs; on the FVP the
+        # DTB's /chosen/bootargs must carry the same (metadata says it).
+        data['context'] = {'extra_kernel_args': hardware_cmdline(spec)}
+        data['metadata'] = {'kernel_cmdline': hardware_cmdline(spec),
+                            'kmt_boot': spec.name, 'kmt_machine': spec.machine}
+        data['actions'] = template_actions(spec, image_url, initrd_url, device_type,
+                                           firmware_url, test_timeout) + [test]
+        return data
+    data['context'] = {'arch': 'arm64', 'machine': machine.machine, 'cpu': machine.cpu,
+                       'memory': machine.mem_mb, 'extra_options': qemu_options(spec)}
+    data['actions'] = [
+        {'deploy': {'to': 'tmpfs', 'timeout': {'minutes': 5}, 'images': {
+            'kernel': {'image_arg': '-kernel {kernel} -append "%s"'
+                                    % bootspec.kernel_cmdline(spec),
+                       'url': image_url},
+            'initrd': {'image_arg': '-initrd {initrd}', 'url': initrd_url}}}},
+        {'boot': {'method': 'qemu', 'media': 'tmpfs', 'timeout': dict(test_timeout)}},
+        test,
+    ]
+    return data
 
 
 def debian_module(name):

@@ -111,8 +111,8 @@ def lab_log(console):
     return out
 
 
-class LabImportTest(unittest.TestCase):
-    """make lava-import: a lab's job log back into the results."""
+class TempResults(unittest.TestCase):
+    """Results written under a temporary directory."""
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -120,6 +120,13 @@ class LabImportTest(unittest.TestCase):
         p = mock.patch.object(lavarun.paths, 'RESULTS', self.tmp.name)
         p.start()
         self.addCleanup(p.stop)
+
+
+class LabImportTest(TempResults):
+    """make lava-import: a lab's job log back into the results."""
+
+    def setUp(self):
+        super().setUp()
         here = os.path.dirname(os.path.abspath(__file__))
         with open(os.path.join(here, 'fixtures', 'sync-ok.log')) as f:
             self.console = f.read().splitlines()
@@ -176,15 +183,11 @@ BENCH_CONSOLE = ['KMT-BEGIN bench', 'TAP version 13', '1..2',
                  'ok 2 fork64m', 'KMT-END bench rc=0', 'KMT-DONE']
 
 
-class LabBenchImportTest(unittest.TestCase):
+class LabBenchImportTest(TempResults):
     """make lava-import BOOT=...: a lab's benchmark figures back."""
 
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        p = mock.patch.object(lavarun.paths, 'RESULTS', self.tmp.name)
-        p.start()
-        self.addCleanup(p.stop)
+        super().setUp()
         self.log = os.path.join(self.tmp.name, 'job.log')
 
     def write(self, measurements):
