@@ -122,6 +122,15 @@ def boot_spec(kernel, image, initrd, mode, bench, icount, tag, time_only=False,
                              seed=SEED, timeout_s=BOOT_TIMEOUT_S, logfile=logfile)
 
 
+def built_images():
+    """{kernel: (image, initrd)} of the two lean kernels make bench built
+    (one initramfs for both, the patched tree's, as the local run uses)."""
+    initrd = os.path.join(build.out_dir('lean', 'series'), 'initramfs.cpio.gz')
+    return {k: (os.path.join(build.out_dir('lean', tree), 'arch', paths.ARCH, 'boot', 'Image'),
+                initrd)
+            for k, tree in (('baseline', 'base'), ('patched', 'series'))}
+
+
 def plan_boots(plan_name, images):
     """Every boot of a plan but the plugin's, in the order the local run
     makes them: (kernel, mode, tag, BootSpec). images: {kernel: (image,

@@ -249,12 +249,8 @@ def export_bench(plan_name, out_dir, url_base=None, device_type='qemu', firmware
     lab's device has no TCG plugin), as out_dir/<nn>-<boot>.yaml, in the
     local run's order (baseline and patched interleaved). Returns the
     files written."""
-    from . import bench, build, paths
-    images = {}
-    for k, tree in (('baseline', 'base'), ('patched', 'series')):
-        out = build.out_dir('lean', tree)
-        images[k] = (os.path.join(out, 'arch', paths.ARCH, 'boot', 'Image'),
-                     os.path.join(build.out_dir('lean', 'series'), 'initramfs.cpio.gz'))
+    from . import bench, paths
+    images = bench.built_images()
 
     def url(p):
         if url_base:

@@ -260,12 +260,7 @@ def run_bench(boot, plan_name='quick'):
     through lava-run here, read back as a lab's would be (where: this host):
     (records, checks, path)."""
     from . import bench  # pylint: disable=import-outside-toplevel
-    images = {}
-    for k, tree in (('baseline', 'base'), ('patched', 'series')):
-        images[k] = (os.path.join(build.out_dir('lean', tree), 'arch', paths.ARCH, 'boot',
-                                  'Image'),
-                     os.path.join(build.out_dir('lean', 'series'), 'initramfs.cpio.gz'))
-    boots = {s.name: s for _, _, _, s in bench.plan_boots(plan_name, images)}
+    boots = {s.name: s for _, _, _, s in bench.plan_boots(plan_name, bench.built_images())}
     if boot not in boots:
         raise log.StepError('no boot %s in make bench\'s %s plan (%s)'
                             % (boot, plan_name, ', '.join(boots)))
