@@ -52,9 +52,10 @@ BASES = {b.name: b for b in [
                ('CONFIG_PROC_SYSCTL', '/proc/sys comes with CONFIG_SYSCTL')),
          fragments=('base-7.3.config',),
          # The 7.3 series carries KASAN fixes, the KUnit cases of the 6.12
-         # series (kasan suite) and its refcount and arm64_mte suites; not
-         # the refcount_t fast path (part 3).
-         series_carries=('refcount', 'arm64-mte'),
+         # series (kasan suite), its refcount and arm64_mte suites and the
+         # refcount_t fast path (part 3, off by default there: the matrix
+         # turns it on with configs/refcount-fastpath.config).
+         series_carries=('refcount', 'arm64-mte', 'refcount-fastpath'),
          cover_template='cover-letter-7.3.txt', cover_results='check',
          untagged_stacks=True),
 ]}
