@@ -7,7 +7,7 @@ import re
 import shutil
 import subprocess
 
-from . import cache, log, paths, targets
+from . import cache, log, paths, source, targets
 
 KERNEL_ENV = {
     'ARCH': paths.ARCH,
@@ -345,12 +345,14 @@ def build_all(cfg_name, src=paths.SRC, tree='series', series_tests=None):
     out = out_dir(cfg_name, tree)
     logfile = os.path.join(paths.LOGS, 'build-%s-%s.log' % (tree, cfg_name))
     os.makedirs(paths.LOGS, exist_ok=True)
-    with log.phase('build %s kernel (%s + %s), log %s' % (
-            cfg_name, cfg.base, ' '.join(cfg.fragments), os.path.relpath(logfile))):
-        image = build_kernel(cfg, src, out, logfile, tree, series_tests)
-        modules = install_modules(cfg, src, out, logfile)
-    with log.phase('build kselftests (%s)' % ' '.join(kselftest_make_vars())):
-        ksft = build_kselftests(src, kselftest_out(cfg, src, out, tree, logfile), logfile)
-    with log.phase('initramfs'):
-        initrd = make_initramfs(ksft, out, logfile, modules)
+    # Shared use of the tree: no other kmt run changes its checkout meanwhile.
+    with source.tree_lock(src, what='build %s' % cfg_name):
+        with log.phase('build %s kernel (%s + %s), log %s' % (
+                cfg_name, cfg.base, ' '.join(cfg.fragments), os.path.relpath(logfile))):
+            image = build_kernel(cfg, src, out, logfile, tree, series_tests)
+            modules = install_modules(cfg, src, out, logfile)
+        with log.phase('build kselftests (%s)' % ' '.join(kselftest_make_vars())):
+            ksft = build_kselftests(src, kselftest_out(cfg, src, out, tree, logfile), logfile)
+        with log.phase('initramfs'):
+            initrd = make_initramfs(ksft, out, logfile, modules)
     return image, initrd

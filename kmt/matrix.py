@@ -130,6 +130,8 @@ def run_matrix(matrix, cells=None, apply=True, extra_records=()):
     with log.phase('kernel tree'):
         tag = source.ensure_base()
         patches = source.apply_series(tag=tag) if apply else None
+        if not apply:
+            source.check_tree_as_is(tag)
     # An empty series (a base as it ships): no series test options to
     # configure, no suites the series adds to run; a base's series may
     # carry only some of those suites.

@@ -3,6 +3,7 @@ applied on a branch with git am, and the export of a branch back to patches/.
 """
 
 import contextlib
+import fcntl
 import glob
 import os
 import re
@@ -52,17 +53,67 @@ def current_head(src=None):
         or git(['rev-parse', 'HEAD'], cwd=src).stdout.strip()
 
 
+# Locks this process holds on kernel trees: {lock file: [fd, exclusive, depth]}
+_HELD = {}
+
+
+def _lock_file(src):
+    src = os.path.abspath(src or paths.SRC)
+    return os.path.join(os.path.dirname(src), '.%s.kmt-lock' % os.path.basename(src))
+
+
+@contextlib.contextmanager
+def tree_lock(src=None, exclusive=False, what=''):
+    """Hold the kernel tree src for the with block: shared while building
+    from it as it is checked out, exclusive while changing what is checked
+    out (git am, make bench's baseline, series-check's prefixes). Another
+    kmt run that needs it the other way waits, and says so: without the
+    lock, one run's checkout breaks the other's build, or silently builds
+    the wrong tree. Nested use in one process is allowed, except asking for
+    exclusive use inside shared use."""
+    path = _lock_file(src)
+    held = _HELD.get(path)
+    if held:
+        if exclusive and not held[1]:
+            raise RuntimeError('kmt: exclusive use of %s asked for inside shared use' % path)
+        held[2] += 1
+        try:
+            yield
+        finally:
+            held[2] -= 1
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    try:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info('waiting for the kernel tree %s: another kmt run is %s (lock %s)'
+                     % (src or paths.SRC, 'using it' if exclusive else 'changing its checkout',
+                        os.path.basename(path)))
+            fcntl.flock(fd, mode)
+            log.info('kernel tree %s is ours now%s' % (src or paths.SRC,
+                                                       (' (%s)' % what) if what else ''))
+        _HELD[path] = [fd, exclusive, 1]
+        yield
+    finally:
+        _HELD.pop(path, None)
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def checked_out(ref, src=None, branch=None):
     """Check ref out in src (with branch: a branch of that name reset to
     ref) for the with block; afterwards, on errors and on ^C too, check out
-    again what was checked out before (its name is what the block gets)."""
-    head = current_head(src)
-    try:
-        git(['checkout', '-q'] + (['-B', branch] if branch else []) + [ref], cwd=src)
-        yield head
-    finally:
-        git(['checkout', '-q', head], cwd=src)
+    again what was checked out before (its name is what the block gets).
+    Holds the tree exclusively (tree_lock) for the whole block."""
+    with tree_lock(src, exclusive=True, what='check out %s' % ref):
+        head = current_head(src)
+        try:
+            git(['checkout', '-q'] + (['-B', branch] if branch else []) + [ref], cwd=src)
+            yield head
+        finally:
+            git(['checkout', '-q', head], cwd=src)
 
 
 def base_version():
@@ -196,6 +247,21 @@ def tree_is_base(tag, src=None):
         git(['rev-parse', 'HEAD^{tree}'], cwd=src).stdout
 
 
+def check_tree_as_is(tag, src=None, patch_dir=paths.PATCHES):
+    """--no-apply builds the tree as it is checked out. Refuse a tree at the
+    base itself while the series lists patches: the run would test the base
+    and, as for an empty series, leave out the suites the series adds,
+    which has looked like a passing run of the series (e.g. when another
+    run had the base checked out). An empty series tests the base."""
+    patches = read_series(patch_dir)
+    if patches and tree_is_base(tag, src):
+        raise log.StepError(
+            '--no-apply (APPLY=0): the kernel tree %s has the base checked out, without '
+            'the series (%d patches in %s). Check out the branch to test, or run without '
+            '--no-apply; to test the base as it ships, empty the series file.'
+            % (src or paths.SRC, len(patches), os.path.relpath(patch_dir, paths.REPO)))
+
+
 def read_series(patch_dir=paths.PATCHES):
     """Patch file names in order, from patch_dir/series. Every .patch file
     other than the cover letter must be listed, and every listed file exist."""
@@ -251,7 +317,8 @@ def apply_series(src=paths.SRC, patch_dir=paths.PATCHES, branch=BRANCH, tag=None
     if head == branch and cache.fresh(stamp_file, stamp):
         log.info('series up to date on branch %s (%d patches)' % (branch, len(patches)))
         return patches
-    with log.phase('apply %d patches (git am)' % len(patches)):
+    with tree_lock(src, exclusive=True, what='git am'), \
+            log.phase('apply %d patches (git am)' % len(patches)):
         cache.invalidate(stamp_file)
         git(['checkout', '-q', '-B', branch, tag], cwd=src)
         for p in patches:

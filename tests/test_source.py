@@ -133,3 +133,67 @@ class SubjectTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+class TreeUseTest(GitAmTest):
+    """Two kmt runs on one kernel tree, and --no-apply on the base."""
+
+    def other_process_can_lock(self, exclusive):
+        """Whether another process gets the tree's lock right now."""
+        code = ('import fcntl, os, sys\n'
+                'fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n'
+                'try:\n'
+                '    fcntl.flock(fd, (fcntl.LOCK_EX if sys.argv[2] == "x" else fcntl.LOCK_SH)'
+                ' | fcntl.LOCK_NB)\n'
+                'except BlockingIOError:\n'
+                '    sys.exit(1)\n')
+        res = subprocess.run(['python3', '-c', code, source._lock_file(self.repo),  # pylint: disable=protected-access
+                              'x' if exclusive else 's'], check=False)
+        return res.returncode == 0
+
+    def test_checkout_excludes_builds_and_builds_share(self):
+        with source.checked_out('base/1', src=self.repo):
+            self.assertFalse(self.other_process_can_lock(exclusive=False))
+            # A build inside the block (make bench's baseline) nests.
+            with source.tree_lock(self.repo):
+                self.assertFalse(self.other_process_can_lock(exclusive=False))
+        self.assertTrue(self.other_process_can_lock(exclusive=True))
+        with source.tree_lock(self.repo):
+            self.assertTrue(self.other_process_can_lock(exclusive=False))
+            self.assertFalse(self.other_process_can_lock(exclusive=True))
+            with self.assertRaises(RuntimeError):
+                with source.tree_lock(self.repo, exclusive=True):
+                    pass
+        self.assertTrue(self.other_process_can_lock(exclusive=True))
+
+    def test_git_am_waits_for_a_build_in_another_process(self):
+        p1 = self.make_patch('int b;', 'int b2;', '0001-b.patch')
+        self.write_series([p1])
+        # Another run holds the tree for a build for one second.
+        holder = subprocess.Popen(
+            ['python3', '-c', 'import fcntl, os, sys, time\n'
+             'fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n'
+             'fcntl.flock(fd, fcntl.LOCK_SH)\n'
+             'print("held", flush=True)\n'
+             'time.sleep(1)\n', source._lock_file(self.repo)],  # pylint: disable=protected-access
+            stdout=subprocess.PIPE, text=True)
+        self.addCleanup(holder.wait)
+        self.assertEqual(holder.stdout.readline().strip(), 'held')
+        source.apply_series(src=self.repo, patch_dir=self.pdir, tag='base/1')
+        # git am ran only once the build was done.
+        self.assertIsNotNone(holder.poll())
+        with open(os.path.join(self.repo, 'a.c')) as f:
+            self.assertIn('int b2;', f.read())
+
+    def test_no_apply_refuses_the_base_when_the_series_is_not_empty(self):
+        p1 = self.make_patch('int b;', 'int b2;', '0001-b.patch')
+        self.write_series([p1])
+        with self.assertRaises(log.StepError) as cm:
+            source.check_tree_as_is('base/1', src=self.repo, patch_dir=self.pdir)
+        self.assertIn('--no-apply', str(cm.exception))
+        source.apply_series(src=self.repo, patch_dir=self.pdir, tag='base/1')
+        source.check_tree_as_is('base/1', src=self.repo, patch_dir=self.pdir)
+        # An empty series is how the base as shipped is tested.
+        os.unlink(os.path.join(self.pdir, p1))
+        self.write_series([])
+        sh(['git', 'checkout', '-q', 'base'], self.repo)
+        source.check_tree_as_is('base/1', src=self.repo, patch_dir=self.pdir)
