@@ -36,6 +36,11 @@ class Base:
     # untagged (mainline's part 2): make bench then wants no such tag
     # store on either kernel, instead of seeing them on the baseline.
     untagged_stacks: bool = False
+    # Patches (a directory with a series file, relative to the repository)
+    # that undo what the base as shipped already has of the series, for a
+    # third make bench kernel 'reverted': the base's own baseline. Never
+    # part of a series; only make bench builds it.
+    reverted_dir: str = ''
 
 
 BASES = {b.name: b for b in [
@@ -57,6 +62,9 @@ BASES = {b.name: b for b in [
          # turns it on with configs/refcount-fastpath.config).
          series_carries=('refcount', 'arm64-mte', 'refcount-fastpath'),
          cover_template='cover-letter-7.3.txt', cover_results='check',
-         untagged_stacks=True),
+         untagged_stacks=True,
+         # Mainline's own parts 1 and 2 undone, from the code (the tree has
+         # no history): 7.3 before them, as 6.12 as shipped behaves.
+         reverted_dir='patches/7.3/mainline-reverted'),
 ]}
 DEFAULT = '6.12'

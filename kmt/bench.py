@@ -13,6 +13,10 @@ from . import (attrib, bootspec, build, log, paths, plugin, qemu, refbench, resu
                targets)
 
 KERNELS = ('baseline', 'patched')
+# A base whose Base.reverted_dir is set gets a third kernel, counted (not
+# timed): the base with what it already has of the series undone.
+REVERTED = 'reverted'
+REVERTED_BRANCH = 'mainline-reverted'
 MODES = ('off', 'sync', 'async', 'asymm')
 MACHINE = 'mte'
 BOOT_TIMEOUT_S = 900
@@ -104,7 +108,34 @@ def build_kernels(apply):
     # a different amount of work there shifts where timer ticks land in the
     # measured loops. Only the kernel may differ between A and B.
     kernels['baseline'] = (kernels['baseline'][0], kernels['patched'][1])
+    if paths.BASE.reverted_dir and not same:
+        kernels[REVERTED] = (build_reverted(tag), kernels['patched'][1])
     return kernels, head, same
+
+
+def build_reverted(tag):
+    """The lean kernel of the base with Base.reverted_dir applied (git am
+    on a throw-away branch from the base tag); returns its Image."""
+    pdir = os.path.join(paths.REPO, paths.BASE.reverted_dir)
+    patches = source.read_series(pdir)
+    cfg = targets.CONFIGS['lean']
+    out = build.out_dir('lean', REVERTED)
+    logfile = os.path.join(paths.LOGS, 'build-%s-lean.log' % REVERTED)
+    with source.checked_out(tag, branch=REVERTED_BRANCH):
+        for p in patches:
+            res = source.git(['am', '-q', os.path.join(pdir, p)], check=False,
+                             env=source._GIT_ENV)  # pylint: disable=protected-access
+            if res.returncode != 0:
+                source.git(['am', '--abort'], check=False)
+                raise log.StepError('%s does not apply on the base:\n%s' % (p, res.stdout))
+        with log.phase('build lean kernel, %s reverted (%s), log %s'
+                       % (paths.BASE_NAME, ', '.join(patches), os.path.relpath(logfile))):
+            return build.build_kernel(cfg, paths.SRC, out, logfile, tree='base')
+
+
+def counted_kernels(kernels):
+    """The kernels whose counts make bench takes, in boot order."""
+    return [k for k in (REVERTED,) if k in kernels] + list(KERNELS)
 
 
 def boot_spec(kernel, image, initrd, mode, bench, icount, tag, time_only=False,
@@ -232,7 +263,7 @@ def run(quick=False, apply=True, plan_name=None):
     records = []
     insn = {}
     for mode in plan['modes']:
-        for k in KERNELS:
+        for k in counted_kernels(kernels):
             with log.phase('instruction counts: %s kernel, kasan %s' % (k, mode)):
                 res, logf = _boot(k, *kernels[k], mode, plan['bench'], True, prefix + 'icount',
                                   machine=machine)
@@ -256,7 +287,7 @@ def run(quick=False, apply=True, plan_name=None):
                     'log': os.path.relpath(logf, paths.REPO)}
     symbols = {}
     for mode in plan['modes']:
-        for k in KERNELS:
+        for k in counted_kernels(kernels):
             with log.phase('plugin counts: %s kernel, kasan %s' % (k, mode)):
                 res, logf, out = _boot(k, *kernels[k], mode, plan['bench'], True,
                                        prefix + 'plugin', plugin_so=so, machine=machine)
@@ -382,17 +413,25 @@ def untagged_checks(records, same, base_untagged=None):
     them, or the attribution itself is broken (checked both ways), unless
     the base as shipped already leaves them untagged (base_untagged,
     default: the base's Base.untagged_stacks, mainline 7.3): then both
-    kernels must store none. Returns [(name, problem or None)], one per
-    record checked."""
+    kernels must store none. A 'reverted' kernel (Base.reverted_dir) must
+    show them, and read TFSR_EL1 in a sync-mode system call: else its
+    patches do not undo the base's own version. Returns [(name, problem
+    or None)], one per record checked."""
     if base_untagged is None:
         base_untagged = paths.BASE.untagged_stacks
     checks = []
     for r in records:
+        if (r['kernel'] == REVERTED and r['metric'] == 'tfsr_reads_per_op'
+                and r['kasan'] == 'sync' and r['benchmark'] == 'getpid'):
+            # Part 1 undone: a system call in sync mode reads TFSR_EL1 again.
+            checks.append(('getpid/sync/tfsr-reverted', None if r['value'] else
+                           'reverted kernel, kasan sync, getpid: no TFSR_EL1 read '
+                           '(the revert does not undo the base\'s own gating)'))
         if r['metric'] != 'tag_stores_use_per_op' or r['kasan'] == 'off':
             continue
         b, k, mode, use, v = r['benchmark'], r['kernel'], r['kasan'], r['use'], r['value']
         name = '%s/%s/%s' % (b, mode, use)
-        want_zero = use in attrib.UNTAGGED and (
+        want_zero = use in attrib.UNTAGGED and k != REVERTED and (
             base_untagged or (k == 'patched' and not same))
         if want_zero:
             checks.append((name + ('-untagged' if k == 'patched' else '-untagged-base'),
@@ -404,6 +443,12 @@ def untagged_checks(records, same, base_untagged=None):
                            'baseline kernel, kasan %s, %s: no %s tag stores attributed '
                            '(the attribution rules no longer match this kernel)'
                            % (mode, b, use)))
+        if k == REVERTED and EXPECT_BASELINE_USE.get(b) == use:
+            # The base with its own version undone must tag again what the
+            # version stopped tagging, or the revert is not one.
+            checks.append((name + '-reverted', None if v else
+                           'reverted kernel, kasan %s, %s: no %s tag stores '
+                           '(the revert does not undo the base\'s own skip)' % (mode, b, use)))
     return checks
 
 

@@ -1,8 +1,9 @@
 """Bases side by side: the benchmark results of every base (make bench,
 or the QUICK run of make check: build/results/bench/results.json and
 build/<base>/results/bench/results.json) in one table per figure, one
-column per base and kernel (baseline: the base as shipped; patched: with
-that base's series). The counts are exact (-icount shift=0, the guest
+column per base and kernel (reverted: the base with its own version of
+the series undone, where Base.reverted_dir gives one; baseline: the base
+as shipped; patched: with that base's series). The counts are exact (-icount shift=0, the guest
 PMU and the kmt-count plugin), so runs of different bases compare as long
 as they measured the same plan (QUICK or full sizes).
 
@@ -28,7 +29,7 @@ FIGURES = (
     ('tagged_bytes_per_op', 'Tagged bytes per operation (plugin: STG 16, ST2G 32, '
      'DC GVA/GZVA one DCZID block, STGM/STZGM per GMID)', '%.0f'),
 )
-KERNEL_NAMES = {'baseline': 'as shipped', 'patched': 'series'}
+KERNEL_NAMES = {'reverted': 'own parts reverted', 'baseline': 'as shipped', 'patched': 'series'}
 
 
 def results_path(base_name):
@@ -83,7 +84,7 @@ def provenance(runs):
 
 
 def _columns(runs):
-    return [(b, k) for b in runs for k in ('baseline', 'patched')
+    return [(b, k) for b in runs for k in KERNEL_NAMES
             if any(r['kernel'] == k for r in runs[b]['records'])]
 
 

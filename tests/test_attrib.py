@@ -130,6 +130,27 @@ class UntaggedProblemsTest(unittest.TestCase):
         self.assertEqual(len(problems), 1)
         self.assertIn('baseline kernel', problems[0])
 
+    def test_reverted_kernel_must_tag_and_read_tfsr_again(self):
+        # A base that skips stacks itself (7.3), with its own version undone.
+        recs = [self._rec('baseline', 'stack', 0, b='thread'),
+                self._rec('patched', 'stack', 0, b='thread'),
+                self._rec('reverted', 'stack', 259, b='thread'),
+                self._rec('reverted', 'page_table', 4636),
+                {'benchmark': 'getpid', 'metric': 'tfsr_reads_per_op', 'kernel': 'reverted',
+                 'kasan': 'sync', 'value': 2.0}]
+        self.assertEqual(bench.untagged_problems(recs, same=False, base_untagged=True), [])
+        names = [n for n, _ in bench.untagged_checks(recs, same=False, base_untagged=True)]
+        self.assertIn('thread/sync/stack-reverted', names)
+        self.assertIn('fork64m/sync/page_table-reverted', names)
+        self.assertIn('getpid/sync/tfsr-reverted', names)
+        # A revert that leaves stacks untagged, or TFSR_EL1 unread, is not one.
+        recs[2]['value'] = 0
+        recs[4]['value'] = 0.0
+        problems = bench.untagged_problems(recs, same=False, base_untagged=True)
+        self.assertEqual(len(problems), 2)
+        self.assertIn('reverted kernel, kasan sync, thread', problems[0])
+        self.assertIn('TFSR_EL1', problems[1])
+
     def test_kasan_off_is_not_checked(self):
         recs = [self._rec('baseline', 'stack', 0, b='thread', mode='off')]
         self.assertEqual(bench.untagged_problems(recs, same=False, base_untagged=False), [])

@@ -43,6 +43,17 @@ class BasesTest(unittest.TestCase):
             self.assertTrue(os.path.exists(os.path.join(paths.REPO, b.patch_dir, 'series')),
                             b.name)
 
+    def test_reverted_patches_are_listed_and_not_in_the_series(self):
+        for b in bases.BASES.values():
+            if not b.reverted_dir:
+                continue
+            rdir = os.path.join(paths.REPO, b.reverted_dir)
+            names = source.read_series(rdir)
+            self.assertTrue(names, b.name)
+            # A subdirectory of the series' own: never applied with it.
+            self.assertFalse(set(names) & set(source.read_series(
+                os.path.join(paths.REPO, b.patch_dir))), b.name)
+
     def test_host_archives_from_both_source_formats(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, 'a.sources'), 'w') as f:

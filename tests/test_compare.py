@@ -36,6 +36,16 @@ class CompareTest(unittest.TestCase):
         # A use no kernel of a base measured shows as '-', not as 0.
         self.assertIn('| fork64m | sync | stack | 259.0 | 0.0 | - | - |', text)
 
+    def test_reverted_kernel_is_a_column_before_as_shipped(self):
+        runs = {'7.3': run('7.3.4', 'quick', [
+            ('reverted', 'tagged_bytes_per_op', 449000.0, None),
+            ('baseline', 'tagged_bytes_per_op', 184547.0, None),
+            ('patched', 'tagged_bytes_per_op', 184806.0, None)])}
+        text = compare.markdown(runs)
+        self.assertIn('| benchmark | kasan | 7.3 own parts reverted | 7.3 as shipped | '
+                      '7.3 series |', text)
+        self.assertIn('| fork64m | sync | 449000 | 184547 | 184806 |', text)
+
     def test_different_plans_do_not_compare(self):
         runs = {'6.12': run('6.12.117', 'quick', [('baseline', 'insn_per_op', 1.0, None)]),
                 '7.3': run('7.3.4', 'full', [('baseline', 'insn_per_op', 1.0, None)])}

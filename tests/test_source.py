@@ -176,6 +176,7 @@ class TreeUseTest(GitAmTest):
              'print("held", flush=True)\n'
              'time.sleep(1)\n', source._lock_file(self.repo)],  # pylint: disable=protected-access
             stdout=subprocess.PIPE, text=True)
+        self.addCleanup(holder.stdout.close)
         self.addCleanup(holder.wait)
         self.assertEqual(holder.stdout.readline().strip(), 'held')
         source.apply_series(src=self.repo, patch_dir=self.pdir, tag='base/1')
