@@ -41,7 +41,8 @@ from . import (bench, build, compare, identity, lava, lavarun, log, matrix, path
 
 def setup_host():
     with log.phase('host packages'):
-        log.run(['bash', os.path.join(paths.REPO, 'scripts', 'setup-host.sh')])
+        log.run(['bash', os.path.join(paths.REPO, 'scripts', 'setup-host.sh')],
+                env={'KMT_HOST_PKGS': ' '.join(paths.BASE.host_packages)})
 
 
 def tooling_selftests():

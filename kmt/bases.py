@@ -36,6 +36,13 @@ class Base:
     # untagged (mainline's part 2): make bench then wants no such tag
     # store on either kernel, instead of seeing them on the baseline.
     untagged_stacks: bool = False
+    # make LLVM= for the clang cells: '1' (the host's clang, 14 on Debian
+    # 12) or a version suffix ('-19': clang-19, ld.lld-19, ...) where the
+    # base needs a newer LLVM than the host's default.
+    llvm: str = '1'
+    # Debian packages of the host's own suites this base needs besides
+    # scripts/setup-host.sh's (installed by it: KMT_HOST_PKGS).
+    host_packages: Tuple[str, ...] = ()
     # Patches (a directory with a series file, relative to the repository)
     # that undo what the base as shipped already has of the series, for a
     # third make bench kernel 'reverted': the base's own baseline. Never
@@ -56,6 +63,9 @@ BASES = {b.name: b for b in [
                ('CONFIG_ARM64_PAN', 'PAN is always built in'),
                ('CONFIG_PROC_SYSCTL', '/proc/sys comes with CONFIG_SYSCTL')),
          fragments=('base-7.3.config',),
+         # 7.3 needs LLVM 17.0.1 or later (scripts/min-tool-version.sh);
+         # Debian 12 has clang 14 as clang and clang-19 as a package.
+         llvm='-19', host_packages=('clang-19', 'lld-19', 'llvm-19'),
          # The 7.3 series carries KASAN fixes, the KUnit cases of the 6.12
          # series (kasan suite), its refcount and arm64_mte suites and the
          # refcount_t fast path (part 3, off by default there: the matrix

@@ -35,13 +35,20 @@ def cross_compile():
     return _ccache() + paths.CROSS_COMPILE
 
 
+def clang():
+    """The clang of the base's LLVM= (Base.llvm): clang, or clang-19 for
+    LLVM=-19."""
+    return 'clang' + ('' if paths.BASE.llvm == '1' else paths.BASE.llvm)
+
+
 def make_args(out, cfg=None):
     """make with the output directory and the toolchain of a config: GCC
     (the cross compiler, through ccache), or clang and the LLVM tools
-    (LLVM=1; CROSS_COMPILE then only names the target)."""
+    (LLVM=1, or the base's version suffix; CROSS_COMPILE then only names
+    the target)."""
     args = ['make', '-j' + jobs(), 'O=' + out, 'ARCH=' + paths.ARCH]
     if cfg is not None and cfg.llvm:
-        return args + ['LLVM=1', 'CC=' + _ccache() + 'clang',
+        return args + ['LLVM=' + paths.BASE.llvm, 'CC=' + _ccache() + clang(),
                        'CROSS_COMPILE=' + paths.CROSS_COMPILE]
     return args + ['CROSS_COMPILE=' + cross_compile()]
 
@@ -51,7 +58,7 @@ def toolchain_env(cfg):
     options (CC_IS_CLANG, CC_HAVE_SHADOW_CALL_STACK, ...)."""
     env = dict(KERNEL_ENV, CROSS_COMPILE=paths.CROSS_COMPILE)
     if cfg.llvm:
-        env.update(LLVM='1', CC='clang')
+        env.update(LLVM=paths.BASE.llvm, CC=clang())
     return env
 
 
@@ -114,7 +121,7 @@ def fragment_paths(cfg, tree='series', series_tests=None):
 
 def configure(cfg, src, out, logfile, tree='series', series_tests=None):
     frags = fragment_paths(cfg, tree, series_tests)
-    stamp = cache.key(cfg.base, 'llvm' if cfg.llvm else 'gcc', files=frags)
+    stamp = cache.key(cfg.base, ('llvm' + paths.BASE.llvm) if cfg.llvm else 'gcc', files=frags)
     stamp_file = os.path.join(out, '.kmt-config-stamp')
     dot_config = os.path.join(out, '.config')
     if cache.fresh(stamp_file, stamp, outputs=(dot_config,)):

@@ -18,6 +18,10 @@ HOST_PKGS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-source-6.12
 HOST_PKGS+=(libglib2.0-dev pkg-config)
 # The clang cell of make check builds the kernel with LLVM=1 (clang 14).
 HOST_PKGS+=(clang lld llvm)
+# What the chosen base needs besides (kmt/bases.py host_packages, e.g.
+# clang-19 for 7.3's clang cells), given by kmt.
+# shellcheck disable=SC2206
+HOST_PKGS+=(${KMT_HOST_PKGS:-})
 # LAVA's job schema, to validate the exported jobs (make lava, tooling tests);
 # jinja2 renders make lava-run's device from lava-server's templates.
 HOST_PKGS+=(lava-common python3-jinja2)

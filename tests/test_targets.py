@@ -2,7 +2,7 @@
 
 import unittest
 
-from kmt import bootspec, build, targets
+from kmt import bases, bootspec, build, paths, targets
 
 
 def cmdline(cell, **changes):
@@ -84,6 +84,19 @@ class TargetsTest(unittest.TestCase):
         self.assertIn('LLVM=1', args)
         self.assertTrue(any(a.startswith('CC=') and a.endswith('clang') for a in args))
         self.assertNotIn('LLVM=1', build.make_args('/o', targets.CONFIGS['lean']))
+
+    def test_a_base_can_name_its_llvm_version(self):
+        saved = paths.BASE
+        try:
+            paths.BASE = bases.BASES['7.3']
+            args = build.make_args('/o', targets.CONFIGS['lean-clang'])
+            self.assertIn('LLVM=-19', args)
+            self.assertTrue(any(a.startswith('CC=') and a.endswith('clang-19') for a in args))
+            self.assertEqual(build.toolchain_env(targets.CONFIGS['lean-clang'])['CC'],
+                             'clang-19')
+            self.assertIn('clang-19', paths.BASE.host_packages)
+        finally:
+            paths.BASE = saved
 
     def test_kselftest_build_derived_from_suites(self):
         self.assertEqual(build.kselftest_make_vars(),
