@@ -15,9 +15,12 @@ import re
 import statistics
 import subprocess
 
-from . import bootspec, build, log, paths, plugin, qemu, source, targets
+from . import bases, bootspec, build, log, paths, plugin, qemu, source, targets
 
-BENCH_PATCHES = os.path.join(paths.REPO, 'bench')
+# The benchmark patch of each base: bench/ for the default base, bench/<base>/
+# for another (its lib/Makefile differs).
+BENCH_PATCHES = os.path.join(paths.REPO, 'bench', *(
+    () if paths.BASE_NAME == bases.DEFAULT else (paths.BASE_NAME,)))
 BRANCH = 'refcount-bench'
 # kernel variant -> its configuration (targets.CONFIGS)
 VARIANTS = {'fastpath': 'refbench-fastpath', 'generic': 'refbench-generic'}
