@@ -58,8 +58,12 @@ def matrix_plan(matrix, cells=None):
             lines.append('  boot %s (timeout %ds): %s'
                          % (c.name, spec.timeout_s, ' '.join(bootspec.qemu_command(spec))))
     if whole:
-        lines += ['',
-                  'QUICK=1 make bench: the base and the patched lean kernel, every '
-                  'benchmark with exact counts and the kmt-count plugin',
-                  'series gates: ' + ' '.join(series.QUICK_GATES)]
+        lines += ['', 'QUICK=1 make bench: the base and the patched lean kernel, every '
+                  'benchmark with exact counts and the kmt-count plugin']
+        if paths.BASE.reverted_dir and patches:
+            lines.append('  and a third lean kernel, the base with %s/series applied '
+                         '(counted, not timed; it must read TFSR_EL1 in a sync-mode '
+                         'system call and tag stacks and page tables again)'
+                         % paths.BASE.reverted_dir)
+        lines.append('series gates: ' + ' '.join(series.QUICK_GATES))
     return lines

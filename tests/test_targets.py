@@ -98,6 +98,20 @@ class TargetsTest(unittest.TestCase):
         finally:
             paths.BASE = saved
 
+    def test_dry_run_names_the_reverted_bench_kernel(self):
+        # 7.3's make bench builds a third kernel; the plan must say so,
+        # and a base without Base.reverted_dir must not mention one.
+        from unittest import mock
+        from kmt import bases, plan
+        for name, want in (('7.3', True), ('6.12', False)):
+            base = bases.BASES[name]
+            with mock.patch.object(paths, 'BASE', base), \
+                    mock.patch.object(plan.source, 'read_series', lambda *a: ['0001-x.patch']):
+                text = '\n'.join(plan.matrix_plan('check'))
+            self.assertEqual('third lean kernel' in text, want, name)
+            if want:
+                self.assertIn(base.reverted_dir, text)
+
     def test_kselftest_build_derived_from_suites(self):
         self.assertEqual(build.kselftest_make_vars(),
                          ['TARGETS=arm64 lkdtm', 'ARM64_SUBTARGETS=mte'])
