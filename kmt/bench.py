@@ -122,12 +122,7 @@ def build_reverted(tag):
     out = build.out_dir('lean', REVERTED)
     logfile = os.path.join(paths.LOGS, 'build-%s-lean.log' % REVERTED)
     with source.checked_out(tag, branch=REVERTED_BRANCH):
-        for p in patches:
-            res = source.git(['am', '-q', os.path.join(pdir, p)], check=False,
-                             env=source._GIT_ENV)  # pylint: disable=protected-access
-            if res.returncode != 0:
-                source.git(['am', '--abort'], check=False)
-                raise log.StepError('%s does not apply on the base:\n%s' % (p, res.stdout))
+        source.am_or_abort([os.path.join(pdir, p) for p in patches], 'the base')
         with log.phase('build lean kernel, %s reverted (%s), log %s'
                        % (paths.BASE_NAME, ', '.join(patches), os.path.relpath(logfile))):
             return build.build_kernel(cfg, paths.SRC, out, logfile, tree='base')

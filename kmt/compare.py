@@ -3,9 +3,10 @@ or the QUICK run of make check: build/results/bench/results.json and
 build/<base>/results/bench/results.json) in one table per figure, one
 column per base and kernel (reverted: the base with its own version of
 the series undone, where Base.reverted_dir gives one; baseline: the base
-as shipped; patched: with that base's series). The counts are exact (-icount shift=0, the guest
-PMU and the kmt-count plugin), so runs of different bases compare as long
-as they measured the same plan (QUICK or full sizes).
+as shipped; patched: with that base's series). The counts are exact
+(-icount shift=0, the guest PMU and the kmt-count plugin), so runs of
+different bases compare as long as they measured the same plan (QUICK or
+full sizes).
 
 make compare MEASURE=1 (compare --measure) measures every base in one run
 first: make bench of each base in turn, with the same run id and the same

@@ -70,12 +70,7 @@ def build_kernels():
     patches = sorted(p for p in os.listdir(BENCH_PATCHES) if p.endswith('.patch'))
     out = {}
     with source.checked_out('HEAD', branch=BRANCH):
-        res = source.git(['am', '-q'] + [os.path.join(BENCH_PATCHES, p) for p in patches],
-                         check=False, env=source._GIT_ENV)  # pylint: disable=protected-access
-        if res.returncode != 0:
-            source.git(['am', '--abort'], check=False)
-            raise log.StepError('the benchmark patch does not apply on the series:\n'
-                                + res.stdout)
+        source.am_or_abort([os.path.join(BENCH_PATCHES, p) for p in patches], 'the series')
         for v in VARIANTS:
             cfg = targets.CONFIGS[VARIANTS[v]]
             o = build.out_dir(cfg.name, 'bench')

@@ -331,6 +331,21 @@ def apply_series(src=paths.SRC, patch_dir=paths.PATCHES, branch=BRANCH, tag=None
     return patches
 
 
+def am_or_abort(patch_paths, onto, src=None):
+    """git am patch_paths, in order, on what src has checked out, as the
+    fixed identity (so the commits are the same on every machine). For
+    the throw-away branches of checked_out() (make bench's reverted
+    kernel, the refcount benchmark's patch): if one does not apply, the
+    git am is aborted, so that checked_out() can restore the tree, and the
+    error says what did not apply on onto."""
+    res = git(['am', '-q'] + list(patch_paths), cwd=src, check=False, env=_GIT_ENV)
+    if res.returncode != 0:
+        git(['am', '--abort'], cwd=src, check=False)
+        raise log.StepError('git am of %s on %s failed (aborted):\n%s'
+                            % (', '.join(os.path.basename(p) for p in patch_paths),
+                               onto, res.stdout))
+
+
 def describe_am_failure(patch, output, src):
     files = re.findall(r'^error: (?:patch failed: |)([^:\n]+):\d+', output, re.M)
     files += re.findall(r'^error: ([^:\n]+): (?:does not exist in index|'

@@ -102,6 +102,32 @@ class GitAmTest(unittest.TestCase):
         with open(os.path.join(self.repo, 'a.c')) as f:
             self.assertIn('int d;', f.read())
 
+    def test_am_or_abort_applies_as_the_fixed_identity(self):
+        p1 = self.make_patch('int b;', 'int b2;', '0001-b.patch')
+        with source.checked_out('base/1', src=self.repo, branch='scratch'):
+            source.am_or_abort([os.path.join(self.pdir, p1)], 'the base', src=self.repo)
+            with open(os.path.join(self.repo, 'a.c')) as f:
+                self.assertIn('int b2;', f.read())
+            who = source.git(['log', '-1', '--format=%cn %cd', '--date=unix'],
+                             cwd=self.repo).stdout.split()
+            self.assertEqual(who, ['kmt', '946684800'])
+        self.assertEqual(source.current_head(self.repo), 'base')
+
+    def test_am_or_abort_aborts_and_names_what_failed(self):
+        p1 = self.make_patch('int b;', 'int b2;', '0001-b.patch')
+        p2 = self.make_patch('int b;', 'int b3;', '0002-conflict.patch')
+        with self.assertRaises(log.StepError) as cm:
+            with source.checked_out('base/1', src=self.repo, branch='scratch'):
+                source.am_or_abort([os.path.join(self.pdir, p) for p in (p1, p2)],
+                                   'the base', src=self.repo)
+        msg = str(cm.exception)
+        self.assertIn('on the base failed', msg)
+        # git am's own words name the patch that failed, not the one before.
+        self.assertIn('Patch failed at 0002', msg)
+        # Aborted, so checked_out() could put the tree back as it was.
+        self.assertFalse(os.path.isdir(os.path.join(self.repo, '.git', 'rebase-apply')))
+        self.assertEqual(source.current_head(self.repo), 'base')
+
     def test_checked_out_restores_the_branch(self):
         sh(['git', 'checkout', '-q', '-b', 'work'], self.repo)
         with open(os.path.join(self.repo, 'a.c'), 'w') as f:

@@ -102,7 +102,7 @@ class TargetsTest(unittest.TestCase):
         # 7.3's make bench builds a third kernel; the plan must say so,
         # and a base without Base.reverted_dir must not mention one.
         from unittest import mock
-        from kmt import bases, plan
+        from kmt import plan
         for name, want in (('7.3', True), ('6.12', False)):
             base = bases.BASES[name]
             with mock.patch.object(paths, 'BASE', base), \
