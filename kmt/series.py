@@ -8,11 +8,15 @@ the same shape as a matrix cell, so make check can fold them in.
                series: no new warning
   docs         make htmldocs (SPHINXDIRS=each Documentation directory the
                series touches): no Sphinx warning about a touched file
+  asm          the refcount_t operations compiled with GCC, clang and
+               clang-19 in a translation unit with over 1 MiB of text after
+               them: it assembles, no code outside a function, no
+               conditional branch leaving its function (kmt/asmcheck.py)
   bisect       every prefix of the series builds (lean config)
   configs      the whole series builds with KASAN off and with MTE (and
                LSE atomics) off, so every #ifdef branch compiles
 
-make check runs checkpatch, maintainers, warnings and docs (minutes); the
+make check runs checkpatch, maintainers, warnings, docs and asm (minutes); the
 bisect and configs gates rebuild large parts of the kernel and run with
 make series-check."""
 
@@ -21,9 +25,9 @@ import os
 import re
 import subprocess
 
-from . import build, log, paths, results, source, targets
+from . import asmcheck, build, log, paths, results, source, targets
 
-QUICK_GATES = ('checkpatch', 'maintainers', 'warnings', 'docs')
+QUICK_GATES = ('checkpatch', 'maintainers', 'warnings', 'docs', 'asm')
 ALL_GATES = QUICK_GATES + ('bisect', 'configs')
 # Configurations the whole series must build with (Image only), beyond
 # the ones the matrix boots.
@@ -314,8 +318,14 @@ def gate_configs(tag):
     return _record('configs', tests, logs[0] if logs else '-')
 
 
+def gate_asm(tag):
+    tests, logfile = asmcheck.gate(tag, source.git)
+    return _record('asm', tests, logfile)
+
+
 GATES = {'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers,
-         'warnings': gate_warnings, 'docs': gate_docs, 'bisect': gate_bisect, 'configs': gate_configs}
+         'warnings': gate_warnings, 'docs': gate_docs, 'asm': gate_asm,
+         'bisect': gate_bisect, 'configs': gate_configs}
 
 
 def run(gates=QUICK_GATES):

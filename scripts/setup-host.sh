@@ -18,6 +18,10 @@ HOST_PKGS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-source-6.12
 HOST_PKGS+=(libglib2.0-dev pkg-config)
 # The clang cell of make check builds the kernel with LLVM=1 (clang 14).
 HOST_PKGS+=(clang lld llvm)
+# The asm gate (kmt/asmcheck.py) compiles the series' atomics with GCC,
+# clang 14 and clang-19: clang 14 lacks asm flag outputs for arm64 and
+# assembled an out-of-range branch silently, clang-19 has both right.
+HOST_PKGS+=(clang-19 lld-19 llvm-19)
 # What the chosen base needs besides (kmt/bases.py host_packages, e.g.
 # clang-19 for 7.3's clang cells), given by kmt.
 # shellcheck disable=SC2206
