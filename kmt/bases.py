@@ -52,7 +52,10 @@ class Base:
 
 BASES = {b.name: b for b in [
     Base('6.12', 'linux-source-6.12',
-         what='Linux 6.12 LTS as Debian 12 (bookworm) ships it: the series target'),
+         what='Linux 6.12 LTS as Debian 12 (bookworm) ships it: the series target',
+         # Part 3 is generic C there (one comparison per check) plus the
+         # LL/SC immediate: no arm64 refcount_t option to turn on.
+         series_carries=('refcount', 'arm64-mte')),
     # Mainline with its own versions of parts 1 and 2 (249bf9733198 in v7.1;
     # the stack and page-table skip in v7.2). Architecture all (a tarball).
     Base('7.3', 'linux-source-7.3', suite='trixie-backports', patch_dir='patches/7.3',

@@ -383,7 +383,7 @@ def refcount_only(plan, plan_name, kernels, head, same,
     """PLAN=refcount: part 3's benchmark (refbench) and nothing else; its
     results go to <output>.json / .md beside the default run's."""
     if same:
-        raise log.StepError('the series is empty: no refcount fast path to measure')
+        raise log.StepError('the series is empty: no refcount_t change to measure')
     run_refbench = run_refbench or refbench.run
     problems = []
     try:

@@ -1,17 +1,21 @@
-"""make bench, refcount part: atomic_t vs the generic refcount_t vs the
-arm64 fast path, exact instructions per operation on LSE (-cpu max) and
-LL/SC (-cpu cortex-a72), vmlinux .text sizes, and interleaved wall-time
-A/B ratios (fast path / generic).
+"""make bench, refcount part: atomic_t and refcount_t as shipped, with
+the series' one-comparison checks, and with the LL/SC immediate too:
+exact instructions per operation on LSE (-cpu max) and LL/SC (-cpu
+cortex-a72), vmlinux .text sizes, and interleaved wall-time A/B ratios
+(series / shipped).
 
 The loops live in a benchmark-only kernel patch (bench/, never part of
 the series): lib/refcount_bench.c runs each operation N times at boot
 (refcount_bench.iters=N) and prints the virtual time of each loop, which
 under -icount shift=0 is its instruction count, and the same less an
 empty loop. It is applied on a throw-away branch on top of the series
-and built twice from the lean config: fast path on and off."""
+and built three times from the lean config: the series, then with the
+LL/SC immediate reverted, then with the one-comparison checks reverted
+too (the refcount_t code as the base ships it)."""
 
 import os
 import re
+import shutil
 import statistics
 import subprocess
 
@@ -22,8 +26,19 @@ from . import bases, bootspec, build, log, paths, plugin, qemu, source, targets
 BENCH_PATCHES = os.path.join(paths.REPO, 'bench', *(
     () if paths.BASE_NAME == bases.DEFAULT else (paths.BASE_NAME,)))
 BRANCH = 'refcount-bench'
-# kernel variant -> its configuration (targets.CONFIGS)
-VARIANTS = {'fastpath': 'refbench-fastpath', 'generic': 'refbench-generic'}
+CONFIG = 'refbench'
+# The series' part 3 commits, by the start of their subjects, and the
+# kernels built from the series with some of them reverted, in build
+# order (each reverts what the one before did, and more): name, label,
+# commits reverted.
+ONE_CMP = 'locking/refcount: Check with one comparison'
+LLSC_IMM = 'arm64: atomics: Use an immediate for the LL/SC subtraction'
+VARIANTS = (
+    ('series', '+ LL/SC imm', ()),
+    ('onecmp', 'one comparison', (LLSC_IMM,)),
+    ('shipped', 'as shipped', (LLSC_IMM, ONE_CMP)),
+)
+VARIANT_NAMES = tuple(v[0] for v in VARIANTS)
 CPUS = (('max', 'mte'), ('cortex-a72', 'llsc'))
 OPS = ('inc', 'add', 'dec', 'dec_and_test', 'sub_and_test', 'inc_not_zero',
        'dec_and_test_final', 'timing')
@@ -54,8 +69,8 @@ def parse(lines):
     return out
 
 
-def text_size(vmlinux):
-    res = subprocess.run([paths.CROSS_COMPILE + 'size', '-A', vmlinux],
+def text_size(vmlinux, size=paths.CROSS_COMPILE + 'size'):
+    res = subprocess.run([size, '-A', vmlinux],
                          stdout=subprocess.PIPE, text=True, check=True)
     for l in res.stdout.splitlines():
         f = l.split()
@@ -64,21 +79,115 @@ def text_size(vmlinux):
     raise log.StepError('no .text in %s' % vmlinux)
 
 
-def build_kernels():
-    """Build both variants from series + benchmark patch; returns
-    {variant: (image, vmlinux)}. The kernel tree's branch is restored."""
+def commits_to_revert(log_lines, subjects):
+    """The commits (newest first, as git revert wants them) of `log_lines`
+    ('<sha> <subject>', newest first) whose subjects start with one of
+    `subjects`; StepError unless each subject matches exactly one."""
+    found = []
+    for subj in subjects:
+        hits = [l.split(' ', 1)[0] for l in log_lines if l.split(' ', 1)[1:2]
+                and l.split(' ', 1)[1].startswith(subj)]
+        if len(hits) != 1:
+            raise log.StepError('%d commits of the series start with "%s" (want 1): '
+                                'the refcount benchmark cannot build its kernels'
+                                % (len(hits), subj))
+        found += hits
+    order = [l.split(' ', 1)[0] for l in log_lines]
+    return sorted(found, key=order.index)
+
+
+def build_kernels(x86=True):
+    """Build the variants from series + benchmark patch; returns
+    {variant: (image, vmlinux)}, and {('x86_64', variant): ...} for the
+    x86_64 kernels. The kernel tree's branch is restored."""
     patches = sorted(p for p in os.listdir(BENCH_PATCHES) if p.endswith('.patch'))
     out = {}
+    cfg = targets.CONFIGS[CONFIG]
     with source.checked_out('HEAD', branch=BRANCH):
+        tag = source.base_tag()
+        lines = source.git(['log', '--format=%H %s', '%s..HEAD' % tag]).stdout.splitlines()
         source.am_or_abort([os.path.join(BENCH_PATCHES, p) for p in patches], 'the series')
-        for v in VARIANTS:
-            cfg = targets.CONFIGS[VARIANTS[v]]
-            o = build.out_dir(cfg.name, 'bench')
-            logfile = os.path.join(paths.LOGS, 'build-bench-%s.log' % cfg.name)
-            with log.phase('build %s kernel (%s)' % (cfg.name, ' '.join(cfg.fragments))):
+        reverted = set()
+        for v, label, reverts in VARIANTS:
+            todo = [c for c in commits_to_revert(lines, reverts) if c not in reverted]
+            for c in todo:
+                log.info('%s kernel: git revert %s' % (v, c[:12]))
+                source.git(['revert', '--no-edit', c])
+                reverted.add(c)
+            o = build.out_dir('%s-%s' % (cfg.name, v), 'bench')
+            logfile = os.path.join(paths.LOGS, 'build-bench-%s-%s.log' % (cfg.name, v))
+            with log.phase('build the %s kernel (%s; %s)' % (v, label, ' '.join(cfg.fragments))):
                 image = build.build_kernel(cfg, paths.SRC, o, logfile)
             out[v] = (image, os.path.join(o, 'vmlinux'))
+            if x86 and v in X86_VARIANTS:
+                xlog = os.path.join(paths.LOGS, 'build-bench-x86_64-%s.log' % v)
+                with log.phase('build the x86_64 %s kernel (%s; %s)' % (v, label, X86_CONFIG)):
+                    out[(X86_CPU, v)] = build_x86(v, xlog)
     return out
+
+
+# ---- x86_64: the same benchmark, the generic code on another architecture
+
+X86_CONFIG = 'x86_64-refbench.config'
+# On x86_64 the LL/SC immediate changes nothing: two kernels.
+X86_VARIANTS = ('series', 'shipped')
+X86_CPU = 'x86_64'
+
+
+def build_x86(variant, logfile):
+    """The x86_64 kernel of a variant from the tree as checked out
+    (allnoconfig + configs/x86_64-refbench.config, the host's gcc)."""
+    out = build.out_dir('refbench-x86_64-' + variant, 'bench')
+    os.makedirs(out, exist_ok=True)
+    env = dict(os.environ, **build.KERNEL_ENV, ARCH='x86_64')
+    env.pop('CROSS_COMPILE', None)
+    frag = os.path.join(paths.CONFIGS, X86_CONFIG)
+    log.run([os.path.join(paths.SRC, 'scripts/kconfig/merge_config.sh'), '-O', out, '-n', frag],
+            logfile=logfile, cwd=paths.SRC, env=env)
+    with open(os.path.join(out, '.config')) as f:
+        have = build.parse_config(f)
+    bad = build.config_mismatches(build.requested([frag]), have)
+    if bad:
+        raise log.StepError('x86_64 config: %s' % ', '.join('%s=%s (got %s)' % b for b in bad))
+    cc = 'ccache gcc' if build._ccache() else 'gcc'
+    log.run(['make', '-j' + build.jobs(), 'O=' + out, 'ARCH=x86_64', 'CC=' + cc, 'bzImage'],
+            logfile=logfile, cwd=paths.SRC, env=env)
+    image = os.path.join(out, 'arch', 'x86', 'boot', 'bzImage')
+    if not os.path.exists(image):
+        raise log.StepError('no bzImage after the build (log: %s)' % logfile)
+    return image, os.path.join(out, 'vmlinux')
+
+
+def x86_command(image, iters, icount):
+    """qemu-system-x86_64 for one benchmark boot: TCG, one vCPU, no
+    initramfs (the kernel panics after the benchmark and QEMU exits)."""
+    cmd = ['qemu-system-x86_64', '-machine', 'pc', '-accel', 'tcg', '-cpu', 'max',
+           '-smp', '1', '-m', '256', '-nographic', '-no-reboot', '-nic', 'none',
+           '-kernel', image,
+           '-append', 'console=ttyS0 panic=-1 refcount_bench.iters=%d' % iters]
+    if icount:
+        cmd += ['-icount', 'shift=0,sleep=off', '-seed', '1']
+    return cmd
+
+
+def boot_x86(variant, image, iters, icount, tag):
+    logfile = os.path.join(paths.LOGS, 'bench', 'refcount-%s-%s-%s.log' % (variant, X86_CPU,
+                                                                          tag))
+    os.makedirs(os.path.dirname(logfile), exist_ok=True)
+    cmd = x86_command(image, iters, icount)
+    log.show_cmd(cmd)
+    try:
+        res = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, errors='replace',
+                             timeout=BOOT_TIMEOUT_S)
+        text = res.stdout
+    except subprocess.TimeoutExpired as e:
+        text = (e.stdout or b'').decode('utf-8', 'replace') if isinstance(e.stdout, bytes) \
+            else (e.stdout or '')
+        text += '\n[kmt] timeout after %d s\n' % BOOT_TIMEOUT_S
+    with open(logfile, 'w') as f:
+        f.write(text)
+    return parse(text.splitlines()), os.path.relpath(logfile, paths.REPO)
 
 
 def tb_counts(parsed, regions):
@@ -122,7 +231,12 @@ def _boot(variant, image, initrd, cpu, machine_name, iters, icount, tag, plugin_
 def run(initrd, quick=False, plan=None):
     """Returns the records for results.json."""
     plan = PLANS[plan or ('quick' if quick else 'full')]
-    kernels = build_kernels()
+    x86 = bool(shutil.which('qemu-system-x86_64'))
+    if not x86:
+        log.warn('no qemu-system-x86_64 (make setup): the refcount benchmark runs on '
+                 'arm64 only')
+    built = build_kernels(x86=x86)
+    kernels = {v: k for v, k in built.items() if isinstance(v, str)}
     # The exact-count boots also load the plugin (it does not change what
     # -icount counts): translation blocks and page-crossing jumps per loop.
     so = plugin.build()
@@ -130,6 +244,15 @@ def run(initrd, quick=False, plan=None):
     for v, (_, vmlinux) in kernels.items():
         records.append({'benchmark': 'refcount', 'metric': 'text_bytes', 'kernel': v,
                         'kasan': 'off', 'cpu': '-', 'value': text_size(vmlinux)})
+    for v in X86_VARIANTS:
+        if (X86_CPU, v) not in built:
+            continue
+        image, vmlinux = built[(X86_CPU, v)]
+        records.append({'benchmark': 'refcount', 'metric': 'text_bytes', 'kernel': v,
+                        'kasan': 'off', 'cpu': X86_CPU, 'value': text_size(vmlinux, 'size')})
+        with log.phase('refcount instruction counts: %s, %s' % (v, X86_CPU)):
+            res, logf = boot_x86(v, image, plan['iters'], True, 'icount')
+        records += insn_records(res, v, X86_CPU, logf)
     for cpu, mname in CPUS:
         for v, (image, _) in kernels.items():
             with log.phase('refcount instruction counts: %s, cpu %s' % (v, cpu)):
@@ -141,33 +264,47 @@ def run(initrd, quick=False, plan=None):
                     r = res.get(name)
                     if r is None:
                         continue
+                    # atomic_t per kernel (atomic_t/<kernel>): the LL/SC
+                    # immediate changes atomic_dec() and atomic_sub*() too,
+                    # and the same code need not lie at the same place.
                     rec = {'benchmark': 'refcount_' + op, 'kasan': 'off', 'cpu': cpu,
-                           'kernel': v if kind == 'refcount' else 'atomic_t', 'log': logf}
+                           'kernel': v if kind == 'refcount' else 'atomic_t/' + v,
+                           'log': logf}
                     records.append(dict(rec, metric='insn_per_op', value=r['net'],
                                         per_iter=r['per_iter'], ops=r['n']))
-                    # atomic_t: the same code in both kernels, but not at the
-                    # same place (atomic_t/<kernel>)
                     tb, xpage = tbs[name]
-                    if kind == 'atomic':
-                        rec['kernel'] = 'atomic_t/' + v
                     records.append(dict(rec, metric='tb_per_iter', value=round(tb, 3)))
                     records.append(dict(rec, metric='tb_xpage_per_iter', value=round(xpage, 3)))
-    # Wall time, fast path / generic, interleaved.
+    # Wall time, series / shipped, interleaved.
     for cpu, mname in CPUS:
-        times = {v: [] for v in kernels}
+        times = {v: [] for v in ('series', 'shipped')}
         with log.phase('refcount wall time, %d interleaved pairs, cpu %s' % (plan['pairs'], cpu)):
             for i in range(plan['pairs']):
-                for v, (image, _) in kernels.items():
-                    res, _, _ = _boot(v, image, initrd, cpu, mname, plan['iters'], False,
-                                      'time%d' % i)
+                for v in times:
+                    res, _, _ = _boot(v, kernels[v][0], initrd, cpu, mname, plan['iters'],
+                                      False, 'time%d' % i)
                     times[v].append(res)
-        records += time_ratios(times['fastpath'], times['generic'], cpu)
+        records += time_ratios(times['series'], times['shipped'], cpu)
     return records
+
+
+def insn_records(res, variant, cpu, logf):
+    """insn_per_op records of one boot's parsed output."""
+    out = []
+    for op in OPS:
+        for kind in ('atomic', 'refcount'):
+            r = res.get('%s_%s' % (kind, op))
+            if r is not None:
+                out.append({'benchmark': 'refcount_' + op, 'kasan': 'off', 'cpu': cpu,
+                            'kernel': variant if kind == 'refcount' else 'atomic_t/' + variant,
+                            'log': logf, 'metric': 'insn_per_op', 'value': r['net'],
+                            'per_iter': r['per_iter'], 'ops': r['n']})
+    return out
 
 
 def time_ratios(fast, generic, cpu):
     """Wall-time records from interleaved boots ([parsed] per kernel, in
-    boot order). Per operation: fast / generic per pair, and the same
+    boot order). Per operation: series / shipped per pair, and the same
     normalised by the atomic_t loop of that operation, which ran just
     before it in the same boot and is the same code in both kernels, so
     that a change of host speed between or within boots cancels out
@@ -180,7 +317,7 @@ def time_ratios(fast, generic, cpu):
         ratios = [f[name]['ns'] / g[name]['ns'] for f, g in pairs]
         if not ratios:
             continue
-        rec = {'benchmark': name, 'metric': 'time_ratio', 'kernel': 'fastpath/generic',
+        rec = {'benchmark': name, 'metric': 'time_ratio', 'kernel': 'series/shipped',
                'kasan': 'off', 'cpu': cpu, 'value': round(statistics.median(ratios), 4),
                'min': round(min(ratios), 4), 'max': round(max(ratios), 4),
                'pairs': [round(r, 4) for r in ratios]}
@@ -199,59 +336,67 @@ def time_ratios(fast, generic, cpu):
 
 
 def markdown_table(records):
-    """atomic_t / generic / fast path per operation and CPU, with the fast
-    path's change against the generic code; .text sizes; time ratios."""
+    """Per operation and CPU: atomic_t and refcount_t in each kernel, and
+    the series' change against the shipped code; .text sizes; page
+    crossings; time ratios."""
     by = {(r['benchmark'], r['cpu'], r['kernel']): r['value'] for r in records
           if r['metric'] == 'insn_per_op' and r['benchmark'].startswith('refcount_')}
     if not by:
         return ''
+    labels = [label for _, label, _ in VARIANTS[::-1]]
+    # x86_64 has no LL/SC: its series kernel is the one-comparison one.
     lines = ['refcount_t: instructions per operation, loop overhead removed (exact: '
-             '-icount shift=0, kasan=off, 1 vCPU; atomic_t from the fast-path kernel)', '',
-             '| operation | cpu | atomic_t | generic | fast path | fast vs generic |',
-             '|---|---|---:|---:|---:|---:|']
+             '-icount shift=0, kasan=off, 1 vCPU). atomic_t: as shipped / with the series '
+             '(the LL/SC immediate changes atomic_dec() and atomic_sub*() too).', '',
+             '| operation | cpu | atomic_t | %s | series vs shipped |' % ' | '.join(labels),
+             '|---|---|---:|' + '---:|' * len(labels) + '---:|']
     for op in OPS:
         b = 'refcount_' + op
-        for cpu, _ in CPUS:
-            a = by.get((b, cpu, 'atomic_t'))
-            g, f = by.get((b, cpu, 'generic')), by.get((b, cpu, 'fastpath'))
-            if g is None or f is None:
+        for cpu in [c for c, _ in CPUS] + [X86_CPU]:
+            vals = [by.get((b, cpu, v)) for v in VARIANT_NAMES[::-1]]
+            old, new = vals[0], vals[-1]
+            if old is None or new is None:
                 continue
-            lines.append('| %s | %s | %s | %.2f | %.2f | %s |' % (
-                op, cpu, '%.2f' % a if a is not None else '-', g, f,
-                '%+.1f%%' % ((f - g) * 100.0 / g) if g else '-'))
-    text = {r['kernel']: r['value'] for r in records if r['metric'] == 'text_bytes'}
-    if text:
-        lines += ['', 'vmlinux .text: generic %d bytes, fast path %d bytes (%+d)' % (
-            text.get('generic', 0), text.get('fastpath', 0),
-            text.get('fastpath', 0) - text.get('generic', 0))]
+            at = [by.get((b, cpu, 'atomic_t/' + k)) for k in ('shipped', 'series')]
+            lines.append('| %s | %s | %s | %s | %s |' % (
+                op, cpu, ' / '.join('-' if x is None else '%.2f' % x for x in at),
+                ' | '.join('-' if x is None else '%.2f' % x for x in vals),
+                '%+.2f (%+.1f%%)' % (new - old, (new - old) * 100.0 / old) if old else '-'))
+    for cpu, arch in (('-', 'arm64'), (X86_CPU, X86_CPU)):
+        text = {r['kernel']: r['value'] for r in records
+                if r['metric'] == 'text_bytes' and r['cpu'] == cpu}
+        if text:
+            lines += ['', '%s vmlinux .text (size -A): %s' % (arch, ', '.join(
+                '%s %d bytes' % (label, text[v]) for v, label, _ in VARIANTS[::-1]
+                if v in text))]
     tb = {(r['benchmark'], r['cpu'], r['kernel'], r['metric']): r['value'] for r in records
           if r['metric'] in ('tb_per_iter', 'tb_xpage_per_iter')}
     if tb:
         lines += ['', 'TCG translation blocks per loop iteration, and among them those entered '
                   'from a block on another 4 KiB page (no direct chaining: a lookup each; '
                   'kmt-count plugin, tbpages=1)', '',
-                  '| operation | cpu | generic blocks | generic cross-page | '
-                  'fast path blocks | fast path cross-page | atomic_t cross-page '
-                  '(generic / fast path kernel) |',
+                  '| operation | cpu | shipped blocks | shipped cross-page | '
+                  'series blocks | series cross-page | atomic_t cross-page '
+                  '(shipped / series kernel) |',
                   '|---|---|---:|---:|---:|---:|---:|']
         for op in OPS:
             b = 'refcount_' + op
             for cpu, _ in CPUS:
-                row = [tb.get((b, cpu, k, m)) for k in ('generic', 'fastpath')
+                row = [tb.get((b, cpu, k, m)) for k in ('shipped', 'series')
                        for m in ('tb_per_iter', 'tb_xpage_per_iter')]
                 if None in row:
                     continue
                 at = [tb.get((b, cpu, 'atomic_t/' + k, 'tb_xpage_per_iter'))
-                      for k in ('generic', 'fastpath')]
+                      for k in ('shipped', 'series')]
                 lines.append('| %s | %s | %s | %s |' % (
                     op, cpu, ' | '.join('%.2f' % x for x in row),
                     ' / '.join('-' if x is None else '%.2f' % x for x in at)))
     ratios = [r for r in records if r['metric'] == 'time_ratio'
-              and r['kernel'] == 'fastpath/generic']
+              and r['kernel'] == 'series/shipped']
     if ratios:
-        lines += ['', 'TCG wall time, fast path / generic, interleaved boots (< 1: faster; '
-                  'atomic_t: the same ratio for the atomic_t loop before it, the same code '
-                  'in both kernels; normalised: the ratio divided by that one, pair by pair)',
+        lines += ['', 'TCG wall time, series / shipped, interleaved boots (< 1: faster; '
+                  'atomic_t: the same ratio for the atomic_t loop before it; normalised: '
+                  'the ratio divided by that one, pair by pair)',
                   '',
                   '| operation | cpu | ratio | min | max | atomic_t (min-max) | normalised '
                   '(min-max) | pairs |',

@@ -114,13 +114,11 @@ CONFIGS = {c.name: c for c in [
                  ('minimal.config', 'mte-kasan.config', 'expert.config', 'kcsan.config'),
                  ('series-tests.config', 'refcount-fastpath.config')),
     # make bench's refcount kernels (the lean config with the benchmark
-    # module of bench/, built on a throw-away branch): the arm64 fast path
-    # on, and the generic C code.
-    KernelConfig('refbench-fastpath', 'allnoconfig',
-                 ('minimal.config', 'mte-kasan.config', 'refbench.config')),
-    KernelConfig('refbench-generic', 'allnoconfig',
-                 ('minimal.config', 'mte-kasan.config', 'refbench.config',
-                  'refcount-generic.config')),
+    # module of bench/, built on a throw-away branch, with part 3's commits
+    # reverted or not: kmt/refbench.py VARIANTS). The fast-path fragment
+    # only where the base's series still has that option (7.3).
+    KernelConfig('refbench', 'allnoconfig', ('minimal.config', 'mte-kasan.config'),
+                 ('refcount-fastpath.config',)),
     # Shadow call stacks with GCC (12 and later build them for arm64):
     # the lean kernel plus SCS, for the kasan suite's shadow call stack
     # check, at a GCC build's cost.

@@ -43,10 +43,13 @@ missing_pkgs() {
 }
 
 qemu_ok() {
-	command -v qemu-system-aarch64 >/dev/null || return 1
-	local v
-	v=$(qemu-system-aarch64 --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
-	[ -n "$v" ] && [ "$v" -ge "$QEMU_MIN_MAJOR" ]
+	local q v
+	# qemu-system-x86_64: make bench's refcount_t benchmark on x86_64.
+	for q in qemu-system-aarch64 qemu-system-x86_64; do
+		command -v $q >/dev/null || return 1
+		v=$($q --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
+		[ -n "$v" ] && [ "$v" -ge "$QEMU_MIN_MAJOR" ] || return 1
+	done
 }
 
 # The plugin API header (qemu-plugin.h) ships only in QEMU's source: apt
@@ -54,7 +57,7 @@ qemu_ok() {
 qemu_src_ok() {
 	local v
 	v=$(dpkg-query -W -f='${Version}' qemu-system-arm 2>/dev/null) || return 1
-	apt-cache showsrc qemu 2>/dev/null | grep -qxF "Version: $v"
+	apt-cache showsrc qemu 2>/dev/null | grep -xF "Version: $v" >/dev/null
 }
 
 # The archive URI of the main Debian suite, read from the machine's apt config.
@@ -114,7 +117,7 @@ if [ -z "$missing" ] && [ $qemu_missing = 0 ] && [ $arm64 = 1 ] && [ $qemu_src =
 fi
 if [ $check_only = 1 ]; then
 	[ -n "$missing" ] && log "missing packages: $(echo $missing)"
-	[ $qemu_missing = 1 ] && log "missing: qemu-system-aarch64 >= $QEMU_MIN_MAJOR (bookworm-backports)"
+	[ $qemu_missing = 1 ] && log "missing: qemu-system-aarch64 / qemu-system-x86_64 >= $QEMU_MIN_MAJOR (bookworm-backports)"
 	[ $arm64 = 0 ] && log "missing: dpkg foreign architecture arm64"
 	[ $qemu_src = 0 ] && log "missing: deb-src entry offering the installed QEMU's source (bookworm-backports)"
 	exit 1
@@ -138,10 +141,11 @@ fi
 # Also when apt no longer offers the installed version's source (the
 # archive keeps only the newest): binary and source must match.
 if [ $qemu_missing = 1 ] || ! qemu_src_ok; then
-	log "installing qemu-system-arm from bookworm-backports"
+	log "installing qemu-system-arm and qemu-system-x86 from bookworm-backports"
 	apt-get install -y -qq --no-install-recommends -t bookworm-backports \
-		qemu-system-arm >/dev/null || die "cannot install qemu-system-arm from bookworm-backports"
-	qemu_ok || die "qemu-system-aarch64 $QEMU_MIN_MAJOR+ still not available"
+		qemu-system-arm qemu-system-x86 >/dev/null ||
+		die "cannot install qemu-system-arm and qemu-system-x86 from bookworm-backports"
+	qemu_ok || die "qemu-system-aarch64 / qemu-system-x86_64 $QEMU_MIN_MAJOR+ still not available"
 	qemu_src_ok || log "warning: apt offers no source package for the installed QEMU; the plugin (make bench) cannot be built"
 fi
 log "host ready: $(qemu-system-aarch64 --version | head -1)"

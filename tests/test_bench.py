@@ -56,14 +56,15 @@ class RefcountOnlyPlanTest(unittest.TestCase):
     PLAN = bench.PLANS['refcount']
     KERNELS = {'baseline': ('b/Image', 'p/initrd'), 'patched': ('p/Image', 'p/initrd')}
     REC = {'benchmark': 'refcount_dec', 'metric': 'insn_per_op', 'cpu': 'max',
-           'kernel': 'fastpath', 'value': 4.0}
+           'kernel': 'series', 'value': 4.0}
 
     def test_runs_refbench_only_and_writes_its_own_files(self):
         calls = []
 
         def fake(initrd, plan):
             calls.append((initrd, plan))
-            return [self.REC, dict(self.REC, kernel='generic', value=5.0)]
+            return [self.REC, dict(self.REC, kernel='onecmp', value=4.5),
+                    dict(self.REC, kernel='shipped', value=5.0)]
         with tempfile.TemporaryDirectory() as d:
             result, table = bench.refcount_only(self.PLAN, 'refcount', self.KERNELS, 'abc',
                                                 False, run_refbench=fake, outdir=d,
@@ -74,7 +75,7 @@ class RefcountOnlyPlanTest(unittest.TestCase):
                 saved = json.load(f)
         self.assertEqual(saved['records'], result['records'])
         self.assertEqual(result['problems'], [])
-        self.assertIn('| dec | max | - | 5.00 | 4.00 | -20.0% |', table)
+        self.assertIn('| dec | max | - / - | 5.00 | 4.50 | 4.00 | -1.00 (-20.0%) |', table)
 
     def test_failed_refbench_is_a_problem_not_a_result(self):
         def broken(initrd, plan):

@@ -25,20 +25,55 @@ class RefbenchTest(unittest.TestCase):
     def test_table(self):
         recs = [
             {'benchmark': 'refcount_inc', 'metric': 'insn_per_op', 'cpu': 'max',
-             'kernel': 'atomic_t', 'value': 1.0},
+             'kernel': 'atomic_t/shipped', 'value': 1.0},
             {'benchmark': 'refcount_inc', 'metric': 'insn_per_op', 'cpu': 'max',
-             'kernel': 'generic', 'value': 4.0},
+             'kernel': 'atomic_t/series', 'value': 1.0},
             {'benchmark': 'refcount_inc', 'metric': 'insn_per_op', 'cpu': 'max',
-             'kernel': 'fastpath', 'value': 3.0},
-            {'benchmark': 'refcount', 'metric': 'text_bytes', 'cpu': '-', 'kernel': 'generic',
+             'kernel': 'shipped', 'value': 4.0},
+            {'benchmark': 'refcount_inc', 'metric': 'insn_per_op', 'cpu': 'max',
+             'kernel': 'onecmp', 'value': 3.5},
+            {'benchmark': 'refcount_inc', 'metric': 'insn_per_op', 'cpu': 'max',
+             'kernel': 'series', 'value': 3.0},
+            {'benchmark': 'refcount', 'metric': 'text_bytes', 'cpu': '-', 'kernel': 'shipped',
              'value': 1000},
-            {'benchmark': 'refcount', 'metric': 'text_bytes', 'cpu': '-', 'kernel': 'fastpath',
+            {'benchmark': 'refcount', 'metric': 'text_bytes', 'cpu': '-', 'kernel': 'series',
              'value': 900},
         ]
         t = refbench.markdown_table(recs)
-        self.assertIn('| inc | max | 1.00 | 4.00 | 3.00 | -25.0% |', t)
-        self.assertIn('generic 1000 bytes, fast path 900 bytes (-100)', t)
+        self.assertIn('| inc | max | 1.00 / 1.00 | 4.00 | 3.50 | 3.00 | -1.00 (-25.0%) |', t)
+        self.assertIn('arm64 vmlinux .text (size -A): as shipped 1000 bytes, + LL/SC imm 900 bytes', t)
         self.assertEqual(refbench.markdown_table([]), '')
+
+    def test_x86_64_has_no_onecmp_kernel(self):
+        recs = [{'benchmark': 'refcount_inc', 'metric': 'insn_per_op', 'cpu': 'x86_64',
+                 'kernel': k, 'value': v} for k, v in (('shipped', 8.0), ('series', 6.0),
+                                                        ('atomic_t/series', 3.0))]
+        t = refbench.markdown_table(recs)
+        self.assertIn('| inc | x86_64 | - / 3.00 | 8.00 | - | 6.00 | -2.00 (-25.0%) |', t)
+        self.assertIn('x86_64 --', refbench.x86_command('bz', 10, True)[0] + ' --')
+        self.assertIn('-icount', refbench.x86_command('bz', 10, True))
+        self.assertNotIn('-icount', refbench.x86_command('bz', 10, False))
+
+    def test_an_operation_missing_a_kernel_is_left_out(self):
+        recs = [{'benchmark': 'refcount_inc', 'metric': 'insn_per_op', 'cpu': 'max',
+                 'kernel': k, 'value': 4.0} for k in ('onecmp', 'series')]
+        self.assertNotIn('| inc |', refbench.markdown_table(recs))
+
+    def test_commits_to_revert_newest_first(self):
+        lines = ['c3 arm64: mte: set TCMA1 whenever MTE is present',
+                 'c2 arm64: atomics: Use an immediate for the LL/SC subtraction of a positive',
+                 'c1 locking/refcount: Check with one comparison when adding',
+                 'c0 locking/refcount: Add a KUnit suite for the refcount_t semantics']
+        self.assertEqual(refbench.commits_to_revert(
+            lines, (refbench.ONE_CMP, refbench.LLSC_IMM)), ['c2', 'c1'])
+        self.assertEqual(refbench.commits_to_revert(lines, ()), [])
+
+    def test_commits_to_revert_want_exactly_one_each(self):
+        with self.assertRaises(log.StepError):
+            refbench.commits_to_revert(['c0 something else'], (refbench.ONE_CMP,))
+        with self.assertRaises(log.StepError):
+            refbench.commits_to_revert(['c1 %s a' % refbench.ONE_CMP,
+                                        'c0 %s b' % refbench.ONE_CMP], (refbench.ONE_CMP,))
 
     def test_tb_counts_pair_regions_with_loops_in_order(self):
         parsed = refbench.parse(LOG)
@@ -59,19 +94,19 @@ class RefbenchTest(unittest.TestCase):
 
     def test_table_page_crossings(self):
         recs = []
-        for k, tb, xp in (('generic', 4.0, 0.0), ('fastpath', 4.0, 2.0)):
+        for k, tb, xp in (('shipped', 4.0, 0.0), ('series', 4.0, 2.0)):
             for m, v in (('tb_per_iter', tb), ('tb_xpage_per_iter', xp)):
                 recs.append({'benchmark': 'refcount_add', 'metric': m, 'cpu': 'cortex-a72',
                              'kernel': k, 'value': v})
         t = refbench.markdown_table(recs + [
             {'benchmark': 'refcount_add', 'metric': 'insn_per_op', 'cpu': 'cortex-a72',
-             'kernel': k, 'value': 10.0} for k in ('generic', 'fastpath')])
+             'kernel': k, 'value': 10.0} for k in refbench.VARIANT_NAMES])
         self.assertIn('| add | cortex-a72 | 4.00 | 0.00 | 4.00 | 2.00 | - / - |', t)
 
     def test_time_ratios_normalised_by_the_same_code(self):
         def boot(atomic_ns, ref_ns):
             return {'atomic_dec': {'ns': atomic_ns}, 'refcount_dec': {'ns': ref_ns}}
-        # the second fast boot ran on a host twice as slow: the raw ratio
+        # the second series boot ran on a host twice as slow: the raw ratio
         # doubles, the normalised one does not
         fast = [boot(100, 150), boot(200, 300)]
         generic = [boot(100, 200), boot(100, 200)]
@@ -81,7 +116,7 @@ class RefbenchTest(unittest.TestCase):
         self.assertEqual(rec['atomic_t'], {'median': 1.5, 'min': 1.0, 'max': 2.0})
         self.assertEqual(rec['normalised'], {'median': 0.75, 'min': 0.75, 'max': 0.75})
         insn = [{'benchmark': 'refcount_dec', 'metric': 'insn_per_op', 'cpu': 'max',
-                 'kernel': k, 'value': 4.0} for k in ('generic', 'fastpath')]
+                 'kernel': k, 'value': 4.0} for k in refbench.VARIANT_NAMES]
         t = refbench.markdown_table(insn + [rec])
         self.assertIn('| dec | max | 1.125 | 0.750 | 1.500 | 1.500 (1.00-2.00) | '
                       '0.750 (0.75-0.75) | 2 |', t)
