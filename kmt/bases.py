@@ -70,10 +70,9 @@ BASES = {b.name: b for b in [
          # Debian 12 has clang 14 as clang and clang-19 as a package.
          llvm='-19', host_packages=('clang-19', 'lld-19', 'llvm-19'),
          # The 7.3 series carries KASAN fixes, the KUnit cases of the 6.12
-         # series (kasan suite), its refcount and arm64_mte suites and the
-         # refcount_t fast path (part 3, off by default there: the matrix
-         # turns it on with configs/refcount-fastpath.config).
-         series_carries=('refcount', 'arm64-mte', 'refcount-fastpath'),
+         # series (kasan suite), its refcount and arm64_mte suites and part
+         # 3 as generic C plus the LL/SC immediate.
+         series_carries=('refcount', 'arm64-mte'),
          cover_template='cover-letter-7.3.txt', cover_results='check',
          untagged_stacks=True,
          # Mainline's own parts 1 and 2 undone, from the code (the tree has

@@ -72,28 +72,28 @@ class Cell:
 
 CONFIGS = {c.name: c for c in [
     KernelConfig('lean', 'allnoconfig', ('minimal.config', 'mte-kasan.config'),
-                 ('series-tests.config', 'refcount-fastpath.config', 'mte-kunit.config')),
+                 ('series-tests.config', 'mte-kunit.config')),
     KernelConfig('full', 'defconfig', ('mte-kasan.config', 'full.config'),
-                 ('series-tests.config', 'refcount-fastpath.config')),
+                 ('series-tests.config',)),
     # MTE without KASAN, as distribution kernels are (and make series-check:
     # the #ifdef branches compile).
     KernelConfig('lean-nokasan', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'nokasan.config', 'hotplug.config'),
-                 ('series-tests.config', 'refcount-fastpath.config', 'mte-kunit.config')),
+                 ('series-tests.config', 'mte-kunit.config')),
     # No LSE atomics at all (MTE needs them, so no MTE and no KASAN either):
     # the refcount code on its LL/SC-only build.
     KernelConfig('lean-nolse', 'allnoconfig', ('minimal.config', 'nolse.config'),
-                 ('series-tests.config', 'refcount-fastpath.config')),
+                 ('series-tests.config',)),
     # The configurations users build (the lean config plus one change each).
     KernelConfig('lean-modules', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'modules.config'),
-                 ('series-tests.config', 'refcount-fastpath.config', 'modules-series.config'), modules=True),
+                 ('series-tests.config', 'modules-series.config'), modules=True),
     KernelConfig('lean-rt', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'expert.config', 'rt.config'),
-                 ('series-tests.config', 'refcount-fastpath.config')),
+                 ('series-tests.config',)),
     KernelConfig('lean-kasan-generic', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'kasan-generic.config'),
-                 ('series-tests.config', 'refcount-fastpath.config')),
+                 ('series-tests.config',)),
     # Two changes each, to keep make check within its time budget (every
     # kernel costs about nine minutes of compiling on two cores; the cells
     # of each change are independent of the other's):
@@ -101,36 +101,30 @@ CONFIGS = {c.name: c for c in [
     KernelConfig('lean-nokasan-rt', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'nokasan.config', 'hotplug.config',
                   'expert.config', 'rt.config'),
-                 ('series-tests.config', 'refcount-fastpath.config', 'mte-kunit.config')),
+                 ('series-tests.config', 'mte-kunit.config')),
     # KASAN generic on a kernel built without LSE atomics (LL/SC only).
     KernelConfig('lean-kasan-generic-llsc', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'kasan-generic.config',
                   'llsc-only.config'),
-                 ('series-tests.config', 'refcount-fastpath.config')),
+                 ('series-tests.config',)),
     KernelConfig('lean-kasan-sw-tags', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'kasan-sw-tags.config'),
-                 ('series-tests.config', 'refcount-fastpath.config')),
+                 ('series-tests.config',)),
     KernelConfig('lean-kcsan', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'expert.config', 'kcsan.config'),
-                 ('series-tests.config', 'refcount-fastpath.config')),
+                 ('series-tests.config',)),
     # make bench's refcount kernels (the lean config with the benchmark
     # module of bench/, built on a throw-away branch, with part 3's commits
-    # reverted or not: kmt/refbench.py VARIANTS). The fast-path fragment
-    # only where the base's series still has that option (7.3).
-    KernelConfig('refbench', 'allnoconfig', ('minimal.config', 'mte-kasan.config'),
-                 ('refcount-fastpath.config',)),
+    # reverted or not: kmt/refbench.py VARIANTS).
+    KernelConfig('refbench', 'allnoconfig', ('minimal.config', 'mte-kasan.config')),
     # Shadow call stacks with GCC (12 and later build them for arm64):
     # the lean kernel plus SCS, for the kasan suite's shadow call stack
     # check, at a GCC build's cost.
-    # The generic refcount_t code with the series (the fast path is on by
-    # default): patch 11 changes the generic path too.
-    KernelConfig('lean-refcount-generic', 'allnoconfig', ('minimal.config', 'mte-kasan.config'),
-                 ('series-tests.config', 'refcount-generic.config')),
     KernelConfig('lean-scs', 'allnoconfig', ('minimal.config', 'mte-kasan.config', 'scs.config'),
-                 ('series-tests.config', 'refcount-fastpath.config')),
+                 ('series-tests.config',)),
     KernelConfig('lean-clang', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'scs.config'),
-                 ('series-tests.config', 'refcount-fastpath.config'), llvm=True),
+                 ('series-tests.config',), llvm=True),
 ]}
 
 MACHINES = {m.name: m for m in [
@@ -212,11 +206,11 @@ CHECK = [
          ('kasan', 'refcount', 'lkdtm-refcount')),
     # PREEMPT_RT: sleeping spinlocks, interrupts left on by *_irqsave.
     Cell('rt-refcount', 'lean-nokasan-rt', 'mte-smp4', 'none', ('refcount',)),
-    # The compiler-instrumented KASAN mode, with the arm64 refcount_t fast
-    # path on: refcount operations on freed memory must be reported (kasan
+    # The compiler-instrumented KASAN mode with the series' refcount_t
+    # checks: refcount operations on freed memory must be reported (kasan
     # suite) and the semantics kept (refcount suite, lkdtm). The kernel is
     # built without LSE atomics, so these cells also cover the LL/SC-only
-    # build of the fast path (cortex-a72).
+    # build of the atomics and their immediate (cortex-a72).
     Cell('kasan-generic', 'lean-kasan-generic-llsc', 'llsc', 'generic', ('kasan',)),
     Cell('refcount-nolse', 'lean-kasan-generic-llsc', 'llsc-smp4', 'generic',
          ('refcount', 'lkdtm-refcount')),
@@ -244,9 +238,6 @@ CHECK_ALL = CHECK + [
          ('refcount',)),
     # KCSAN: the refcount suite's concurrent cases, no data race reported.
     Cell('kcsan', 'lean-kcsan', 'mte-smp4', 'none', ('refcount',)),
-    # The generic refcount_t code (ARM64_REFCOUNT_FASTPATH=n) with the series.
-    Cell('refcount-generic', 'lean-refcount-generic', 'mte-smp4', 'sync',
-         ('refcount', 'lkdtm-refcount')),
     # Shadow call stacks (GCC): kernel_stack_untagged checks the task's
     # shadow call stack too.
     Cell('scs', 'lean-scs', 'mte', 'sync', ('kasan',)),
@@ -266,7 +257,6 @@ MATRICES = {'check': CHECK, 'check-all': CHECK_ALL, 'run': RUN}
 # What a series carries besides test suites: code whose config option
 # only exists in a tree with that part of the series.
 SERIES_PARTS = {
-    'refcount-fastpath': 'the arm64 refcount_t fast path (part 3)',
 }
 
 # The series' config fragments, each with the suite (from_series) or the
@@ -274,8 +264,6 @@ SERIES_PARTS = {
 # the base's series carries it.
 SERIES_FRAGMENT_NEEDS = {
     'series-tests.config': 'refcount',
-    'refcount-fastpath.config': 'refcount-fastpath',
-    'refcount-generic.config': 'refcount-fastpath',
     'modules-series.config': 'refcount',
     'mte-kunit.config': 'arm64-mte',
 }

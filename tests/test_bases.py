@@ -100,10 +100,6 @@ class WithoutSeriesTest(unittest.TestCase):
             self.assertEqual(names(), list(cfg.fragments) + ['series-tests.config'])
         with mock.patch.object(paths, 'BASE', none):
             self.assertEqual(names(), list(cfg.fragments))
-        fast = bases.Base('w', 'linux-source-w', series_carries=('refcount', 'refcount-fastpath'))
-        with mock.patch.object(paths, 'BASE', fast):
-            self.assertEqual(names(), list(cfg.fragments) + ['series-tests.config',
-                                                             'refcount-fastpath.config'])
 
     def test_every_series_fragment_names_a_series_suite_or_part(self):
         used = {f for c in targets.CONFIGS.values() for f in c.series_fragments}
