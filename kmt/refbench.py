@@ -134,13 +134,22 @@ X86_VARIANTS = ('series', 'shipped')
 X86_CPU = 'x86_64'
 
 
+def x86_env(base=None):
+    """The environment of an x86_64 build: the fixed build identity, the
+    host's own compiler (no CROSS_COMPILE)."""
+    env = dict(os.environ if base is None else base)
+    env.update(build.KERNEL_ENV)
+    env['ARCH'] = 'x86_64'
+    env.pop('CROSS_COMPILE', None)
+    return env
+
+
 def build_x86(variant, logfile):
     """The x86_64 kernel of a variant from the tree as checked out
     (allnoconfig + configs/x86_64-refbench.config, the host's gcc)."""
     out = build.out_dir('refbench-x86_64-' + variant, 'bench')
     os.makedirs(out, exist_ok=True)
-    env = dict(os.environ, **build.KERNEL_ENV, ARCH='x86_64')
-    env.pop('CROSS_COMPILE', None)
+    env = x86_env()
     frag = os.path.join(paths.CONFIGS, X86_CONFIG)
     log.run([os.path.join(paths.SRC, 'scripts/kconfig/merge_config.sh'), '-O', out, '-n', frag],
             logfile=logfile, cwd=paths.SRC, env=env)
@@ -188,6 +197,43 @@ def boot_x86(variant, image, iters, icount, tag):
     with open(logfile, 'w') as f:
         f.write(text)
     return parse(text.splitlines()), os.path.relpath(logfile, paths.REPO)
+
+
+_BLOAT_SUMMARY = re.compile(r'^add/remove: \S+ grow/shrink: \S+ up/down: \S+ \((-?\d+)\)$')
+_BLOAT_TOTAL = re.compile(r'^Total: Before=(\d+), After=(\d+), chg (\S+)$')
+
+
+def parse_bloat(text):
+    """(summary line, bytes changed, before, after) from bloat-o-meter's
+    output; StepError without them."""
+    summary = total = None
+    for l in text.splitlines():
+        l = l.strip()
+        if _BLOAT_SUMMARY.match(l):
+            summary = l
+        m = _BLOAT_TOTAL.match(l)
+        if m:
+            total = (int(m.group(1)), int(m.group(2)))
+    if summary is None or total is None:
+        raise log.StepError('bloat-o-meter printed no summary')
+    return summary, int(_BLOAT_SUMMARY.match(summary).group(1)), total[0], total[1]
+
+
+def bloat(before, after, arch, prefix):
+    """scripts/bloat-o-meter -t (text symbols) between two vmlinux, as a
+    record; its full output in the logs."""
+    cmd = [os.path.join(paths.SRC, 'scripts', 'bloat-o-meter'), '-t'] + \
+        (['-p', prefix] if prefix else []) + [before, after]
+    log.show_cmd(cmd)
+    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    logfile = os.path.join(paths.LOGS, 'bench', 'bloat-o-meter-%s.txt' % arch)
+    os.makedirs(os.path.dirname(logfile), exist_ok=True)
+    with open(logfile, 'w') as f:
+        f.write('$ %s\n%s' % (' '.join(cmd), res.stdout))
+    summary, chg, b, a = parse_bloat(res.stdout)
+    return {'benchmark': 'refcount', 'metric': 'bloat_text', 'kernel': 'series/shipped',
+            'kasan': 'off', 'cpu': arch, 'value': chg, 'before': b, 'after': a,
+            'summary': summary, 'log': os.path.relpath(logfile, paths.REPO)}
 
 
 def tb_counts(parsed, regions):
@@ -244,6 +290,11 @@ def run(initrd, quick=False, plan=None):
     for v, (_, vmlinux) in kernels.items():
         records.append({'benchmark': 'refcount', 'metric': 'text_bytes', 'kernel': v,
                         'kasan': 'off', 'cpu': '-', 'value': text_size(vmlinux)})
+    records.append(bloat(kernels['shipped'][1], kernels['series'][1], 'arm64',
+                         paths.CROSS_COMPILE))
+    if (X86_CPU, 'shipped') in built and (X86_CPU, 'series') in built:
+        records.append(bloat(built[(X86_CPU, 'shipped')][1], built[(X86_CPU, 'series')][1],
+                             X86_CPU, ''))
     for v in X86_VARIANTS:
         if (X86_CPU, v) not in built:
             continue
@@ -369,6 +420,11 @@ def markdown_table(records):
             lines += ['', '%s vmlinux .text (size -A): %s' % (arch, ', '.join(
                 '%s %d bytes' % (label, text[v]) for v, label, _ in VARIANTS[::-1]
                 if v in text))]
+    for r in records:
+        if r['metric'] == 'bloat_text':
+            lines += ['', '%s scripts/bloat-o-meter -t, shipped -> series (lean config): %s; '
+                      'text symbols %d -> %d bytes' % (r['cpu'], r['summary'], r['before'],
+                                                       r['after'])]
     tb = {(r['benchmark'], r['cpu'], r['kernel'], r['metric']): r['value'] for r in records
           if r['metric'] in ('tb_per_iter', 'tb_xpage_per_iter')}
     if tb:

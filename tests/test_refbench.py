@@ -54,6 +54,36 @@ class RefbenchTest(unittest.TestCase):
         self.assertIn('-icount', refbench.x86_command('bz', 10, True))
         self.assertNotIn('-icount', refbench.x86_command('bz', 10, False))
 
+    BLOAT = """\
+add/remove: 0/0 grow/shrink: 3/41 up/down: 48/-1432 (-1384)
+Function                                     old     new   delta
+do_exit                                     1200    1180     -20
+Total: Before=3318402, After=3317018, chg -0.04%
+"""
+
+    def test_bloat_o_meter_summary(self):
+        summary, chg, before, after = refbench.parse_bloat(self.BLOAT)
+        self.assertEqual(chg, -1384)
+        self.assertEqual((before, after), (3318402, 3317018))
+        self.assertTrue(summary.startswith('add/remove: 0/0'))
+        with self.assertRaises(log.StepError):
+            refbench.parse_bloat('Traceback (most recent call last):\n')
+        rec = {'benchmark': 'refcount', 'metric': 'bloat_text', 'cpu': 'arm64',
+               'kernel': 'series/shipped', 'value': chg, 'before': before, 'after': after,
+               'summary': summary}
+        t = refbench.markdown_table([rec, {'benchmark': 'refcount_inc', 'metric': 'insn_per_op',
+                                           'cpu': 'max', 'kernel': 'series', 'value': 1.0}])
+        self.assertIn('arm64 scripts/bloat-o-meter -t, shipped -> series (lean config): '
+                      'add/remove: 0/0 grow/shrink: 3/41 up/down: 48/-1432 (-1384)', t)
+
+    def test_x86_64_build_environment(self):
+        env = refbench.x86_env({'PATH': '/bin', 'CROSS_COMPILE': 'aarch64-linux-gnu-',
+                                'ARCH': 'arm64'})
+        self.assertEqual(env['ARCH'], 'x86_64')
+        self.assertNotIn('CROSS_COMPILE', env)
+        self.assertEqual(env['PATH'], '/bin')
+        self.assertEqual(env['KBUILD_BUILD_HOST'], 'kmt')
+
     def test_an_operation_missing_a_kernel_is_left_out(self):
         recs = [{'benchmark': 'refcount_inc', 'metric': 'insn_per_op', 'cpu': 'max',
                  'kernel': k, 'value': 4.0} for k in ('onecmp', 'series')]
