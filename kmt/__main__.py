@@ -36,7 +36,7 @@ import subprocess
 import sys
 
 from . import (bench, build, compare, identity, lava, lavarun, log, matrix, paths, plan, plot,
-               results, series, source, targets)
+               refbench, results, series, source, targets)
 
 
 def setup_host():
@@ -351,6 +351,13 @@ def main(argv=None):
                 text = f.read()
             text = re.sub(r'(<!-- bench:begin -->\n).*?(<!-- bench:end -->)',
                           lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
+            # make bench PLAN=refcount's own table (part 3), when it ran.
+            rc_json = os.path.join(paths.RESULTS, 'bench', 'refcount.json')
+            if os.path.exists(rc_json):
+                with open(rc_json) as f:
+                    rtable = refbench.markdown_table(json.load(f)['records'])
+                text = re.sub(r'(<!-- refcount:begin -->\n).*?(<!-- refcount:end -->)',
+                              lambda m: m.group(1) + rtable + m.group(2), text, flags=re.S)
             shapes = os.path.join(paths.RESULTS, 'bench', 'shapes.json')
             if os.path.exists(shapes):
                 with open(shapes) as f:
