@@ -31,8 +31,8 @@ CONFIG = 'refbench'
 # kernels built from the series with some of them reverted, in build
 # order (each reverts what the one before did, and more): name, label,
 # commits reverted.
-ONE_CMP = 'locking/refcount: Check with one comparison'
-LLSC_IMM = 'arm64: atomics: Use an immediate for the LL/SC subtraction'
+ONE_CMP = 'locking/refcount: Check positive constant amounts with one comparison'
+LLSC_IMM = 'arm64: atomics: Use an immediate for LL/SC sub of a positive constant'
 VARIANTS = (
     ('series', '+ LL/SC imm', ()),
     ('onecmp', 'one comparison', (LLSC_IMM,)),

@@ -91,12 +91,25 @@ Total: Before=3318402, After=3317018, chg -0.04%
 
     def test_commits_to_revert_newest_first(self):
         lines = ['c3 arm64: mte: set TCMA1 whenever MTE is present',
-                 'c2 arm64: atomics: Use an immediate for the LL/SC subtraction of a positive',
-                 'c1 locking/refcount: Check with one comparison when adding',
+                 'c2 ' + refbench.LLSC_IMM,
+                 'c1 ' + refbench.ONE_CMP,
                  'c0 locking/refcount: Add a KUnit suite for the refcount_t semantics']
         self.assertEqual(refbench.commits_to_revert(
             lines, (refbench.ONE_CMP, refbench.LLSC_IMM)), ['c2', 'c1'])
         self.assertEqual(refbench.commits_to_revert(lines, ()), [])
+
+    def test_reverted_subjects_name_patches_of_each_series(self):
+        # A renamed patch must break this test, not a benchmark run.
+        import os
+        from kmt import paths, source
+        for d in ('patches', os.path.join('patches', '7.3')):
+            pdir = os.path.join(paths.REPO, d)
+            subjects = []
+            for name in source.read_series(pdir):
+                with open(os.path.join(pdir, name)) as f:
+                    subjects.append(source.patch_subject(f.read()))
+            for want in (refbench.ONE_CMP, refbench.LLSC_IMM):
+                self.assertEqual(sum(s.startswith(want) for s in subjects), 1, (d, want))
 
     def test_commits_to_revert_want_exactly_one_each(self):
         with self.assertRaises(log.StepError):
