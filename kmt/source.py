@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import textwrap
 
 from . import cache, log, paths
 
@@ -390,6 +391,70 @@ def patch_subject(text):
     return re.sub(r'^(\[PATCH[^]]*\] )?', '', subject)
 
 
+MAIL_WIDTH = 72
+
+
+def _cells(line):
+    return [c.strip().replace('`', '') for c in line.strip().strip('|').split('|')]
+
+
+def _plain_table(rows, width=MAIL_WIDTH, keys=1, right=()):
+    """Markdown table rows (header first, the |---| line already dropped)
+    as aligned text columns no wider than `width`. The first `keys`
+    columns (the row's labels) are repeated in each block when the table
+    has to be split; columns in `right` are right-aligned."""
+    ncol = max(len(r) for r in rows)
+    rows = [r + [''] * (ncol - len(r)) for r in rows]
+    w = [max(len(r[i]) for r in rows) for i in range(ncol)]
+    keys = max(1, min(keys, ncol - 1)) if ncol > 1 else ncol
+    lead = sum(w[j] + 2 for j in range(keys))
+    blocks, cur = [], []
+    for i in range(keys, ncol):
+        if cur and lead + sum(w[j] + 2 for j in cur) + w[i] > width:
+            blocks.append(cur)
+            cur = []
+        cur.append(i)
+    blocks.append(cur)
+    out = []
+    for blk in blocks:
+        cols = list(range(keys)) + blk
+        for n, r in enumerate(rows):
+            line = '  '.join(r[c].rjust(w[c]) if c in right else r[c].ljust(w[c])
+                             for c in cols)
+            out.append(line.rstrip())
+            if n == 0:
+                out.append('  '.join('-' * w[c] for c in cols))
+        out.append('')
+    return out[:-1]
+
+
+def plain_text(md, width=MAIL_WIDTH):
+    """Markdown tables and long lines as a mailing list reads them: tables
+    as aligned columns (split into blocks where too wide), other lines
+    wrapped at `width`, backquotes dropped."""
+    out, table = [], []
+
+    def flush():
+        if not table:
+            return
+        sep = [l for l in table if re.fullmatch(r'\|[\s:|-]+\|?', l.strip())]
+        align = _cells(sep[0]) if sep else []
+        right = {i for i, a in enumerate(align) if a.endswith(':')}
+        keys = next((i for i, a in enumerate(align) if a.endswith(':')), 1)
+        out.extend(_plain_table([_cells(l) for l in table if l not in sep], width,
+                                keys=keys, right=right))
+        table.clear()
+    for line in md.splitlines():
+        if line.lstrip().startswith('|'):
+            table.append(line)
+            continue
+        flush()
+        line = line.replace('`', '')
+        out.extend(textwrap.wrap(line, width) if len(line) > width else [line])
+    flush()
+    return '\n'.join(out) + ('\n' if md.endswith('\n') else '')
+
+
 def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     """patches/0000-cover-letter.patch from a template, the patch subjects
     of patches/series and the benchmark table written by make bench."""
@@ -401,7 +466,7 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     with open(template) as f:
         text = f.read()
     with open(bench_md) as f:
-        table = f.read()
+        table = plain_text(f.read())
     shortlog = '\n'.join('  %s' % s for s in subjects)
     body = text.format(count=len(patches), base=base or base_version(),
                        bench_table=table, shortlog=shortlog)

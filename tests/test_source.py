@@ -224,3 +224,30 @@ class TreeUseTest(GitAmTest):
         self.write_series([])
         sh(['git', 'checkout', '-q', 'base'], self.repo)
         source.check_tree_as_is('base/1', src=self.repo, patch_dir=self.pdir)
+
+
+class PlainTextTest(unittest.TestCase):
+    MD = ("Instructions per operation (exact: -icount shift=0, guest PMU, 1 vCPU, "
+          "median of counted chunks, every one of them)\n\n"
+          "| benchmark | kasan | baseline | patched | change | kasan=off | gap closed |\n"
+          "|---|---|---:|---:|---:|---:|---:|\n"
+          "| getpid | sync | 274.6 | 269.5 | -1.9% | 269.5 | 100% |\n"
+          "| thread2000_child_with_a_long_name | `sync` | 45123456.0 | 40123456.0 | "
+          "-11.1% | 39123456.0 | 83% |\n")
+
+    def test_no_markdown_and_no_long_line(self):
+        from kmt import source
+        out = source.plain_text(self.MD)
+        self.assertNotIn('|', out)
+        self.assertNotIn('`', out)
+        self.assertTrue(all(len(l) <= source.MAIL_WIDTH for l in out.splitlines()), out)
+        # the first column is repeated in each block; every value is kept
+        for v in ('274.6', '269.5', '-1.9%', '100%', '45123456.0', '83%', 'gap closed'):
+            self.assertIn(v, out)
+        # the label columns (left-aligned in the Markdown) start every block
+        self.assertGreaterEqual(out.count('thread2000_child_with_a_long_name  sync'), 2)
+
+    def test_columns_align(self):
+        from kmt import source
+        out = source.plain_text('| a | bb |\n|---|---:|\n| xyz | 1 |\n| q | 22 |\n')
+        self.assertEqual(out, 'a    bb\n---  --\nxyz   1\nq    22\n')
