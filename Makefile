@@ -6,7 +6,7 @@ export KMT_BASE := $(BASE)
 endif
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
-.PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff cells cover compare lava lava-run lava-import clean distclean
+.PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff postings postings-check postings-prove cells cover compare lava lava-run lava-import clean distclean
 
 run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
 	$(KMT) run
@@ -30,6 +30,12 @@ export:         ## BRANCH=name: format-patch base..BRANCH into patches/
 signoff:        ## NAME="Full Name" EMAIL=you@example.com: author and sign-off of every patch
 	@test -n "$(NAME)" -a -n "$(EMAIL)" || { echo 'usage: make signoff NAME="Full Name" EMAIL=you@example.com'; exit 2; }
 	$(KMT) signoff "$(NAME) <$(EMAIL)>"
+postings:       ## BASE=7.3: write patches/7.3/postings/ from postings.toml (one posting per unit a maintainer applies; POSTING=name: only that one)
+	$(KMT) postings write $(POSTING)
+postings-check: ## BASE=7.3: each posting applies alone, checkpatch, recipients, Fixes/stable, plain-text cover (STATIC=1: no kernel tree)
+	$(KMT) postings check $(if $(filter-out 0,$(STATIC)),--static) $(POSTING)
+postings-prove: ## BASE=7.3: each posting's proofs: the test fails on the base as shipped, passes with the posting alone
+	$(KMT) postings prove $(POSTING)
 cells:
 	$(KMT) cells
 cover:          ## the cover letter and README results from the last run (6.12: make bench; BASE=7.3: make check)

@@ -127,6 +127,31 @@ def _bench_test(name, ok, why):
 DRY_RUN_COMMANDS = ('check', 'run', 'signoff', 'cells')
 
 
+def cmd_postings(args):
+    from . import postings, postproof
+    chosen = postings.chosen(postings.load(), args.names)
+    if args.action == 'list':
+        for p in chosen:
+            print('%-12s %-8s %s\n%12s %s' % (p.name, p.kind, p.what, '', p.status))
+        return 0
+    if args.action == 'readme':
+        replace_readme_section('postings-%s' % paths.BASE_NAME, postproof.markdown(chosen))
+        log.info('updated the postings table in README.md')
+        return 0
+    tag = None if args.action == 'check' and args.static else source.ensure_base()
+    if args.action == 'write':
+        for p in chosen:
+            postings.write(p, tag)
+        return 0
+    if args.action == 'prove':
+        return postproof.prove_all(chosen, tag)
+    found = postings.check(chosen, tag, with_tree=not args.static)
+    for name, problems in found.items():
+        print('%s: %s' % (name, 'fit to send' if not problems else
+                           '%d problem(s)\n  ' % len(problems) + '\n  '.join(problems)))
+    return 1 if any(found.values()) else 0
+
+
 def cmd_matrix(args, name):
     if args.dry_run:
         print('\n'.join(plan.matrix_plan(name, args.cell)))
@@ -218,6 +243,11 @@ def main(argv=None):
     p = sub.add_parser('signoff')
     p.add_argument('identity', help='"Full Name <user@example.com>"')
     sub.add_parser('cells')
+    p = sub.add_parser('postings', help='the series as the postings its maintainers apply')
+    p.add_argument('action', choices=('write', 'check', 'prove', 'list', 'readme'))
+    p.add_argument('names', nargs='*', help='postings (default: all of postings.toml)')
+    p.add_argument('--static', action='store_true',
+                   help='check: only what needs no kernel tree (headers, tags, cover)')
     p = sub.add_parser('lava-run')
     p.add_argument('--all', action='store_true', help='a cell of the ALL=1 matrix')
     p.add_argument('--boot', help="instead of a cell: one boot of make bench's QUICK plan "
@@ -303,6 +333,8 @@ def main(argv=None):
             names = source.export_series(args.branch)
             log.info('exported %d patches to %s/: %s' % (
                 len(names), os.path.relpath(paths.PATCHES, paths.REPO), ' '.join(names)))
+        elif args.cmd == 'postings':
+            return cmd_postings(args)
         elif args.cmd == 'signoff':
             names = identity.sign_series(args.identity, dry_run=args.dry_run)
             log.info('%s %d patches as %s: %s' % (

@@ -47,14 +47,26 @@ def sign(text, ident, old=PLACEHOLDER):
     return head + sep + rest
 
 
+def patch_files(patch_dir):
+    """The patch files of patch_dir and of its postings (postings/NAME/,
+    kmt/postings.py), relative to patch_dir."""
+    names = sorted(n for n in os.listdir(patch_dir) if n.endswith('.patch'))
+    top = os.path.join(patch_dir, 'postings')
+    if os.path.isdir(top):
+        for d in sorted(os.listdir(top)):
+            sub = os.path.join(top, d)
+            if os.path.isdir(sub):
+                names += sorted(os.path.join('postings', d, n) for n in os.listdir(sub)
+                                if n.endswith('.patch'))
+    return names
+
+
 def sign_series(ident, patch_dir=paths.PATCHES, dry_run=False):
-    """Rewrite every patch of patch_dir (dry_run: only say which would
-    change); returns the names changed."""
+    """Rewrite every patch of patch_dir and of its postings (dry_run: only
+    say which would change); returns the names changed."""
     check_identity(ident)
     changed = []
-    for name in sorted(os.listdir(patch_dir)):
-        if not name.endswith('.patch'):
-            continue
+    for name in patch_files(patch_dir):
         path = os.path.join(patch_dir, name)
         with open(path) as f:
             text = f.read()

@@ -73,6 +73,18 @@ class SignTest(unittest.TestCase):
             self.assertIn('From: ' + ME, f.read())
         self.assertEqual(identity.sign_series(ME, d), [])
 
+    def test_sign_series_signs_the_postings_too(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        os.makedirs(os.path.join(d, 'postings', 'strscpy'))
+        for name in ('0001-x.patch', os.path.join('postings', 'strscpy', '0001-y.patch')):
+            with open(os.path.join(d, name), 'w') as f:
+                f.write(PATCH)
+        self.assertEqual(identity.sign_series(ME, d),
+                         ['0001-x.patch', os.path.join('postings', 'strscpy', '0001-y.patch')])
+        with open(os.path.join(d, 'postings', 'strscpy', '0001-y.patch')) as f:
+            self.assertIn('Signed-off-by: ' + ME, f.read())
+
 
 if __name__ == '__main__':
     unittest.main()

@@ -1,0 +1,505 @@
+"""The postings: a base's series cut into the units its maintainers apply
+(one fix, one cleanup, one suite), each written as the mails that post it.
+
+patches/<base>/postings.toml says, per posting, which commits of the
+series (by subject) it holds, what kind it is, who must receive it beyond
+what scripts/get_maintainer.pl finds, its cover letter when it has more
+than one patch, and the cells that prove it. From that:
+
+  write  cherry-picks the posting's commits alone onto the base (branch
+         posting/NAME of the kernel tree: it must apply alone) and writes
+         patches/<base>/postings/NAME/ with git format-patch: To/Cc
+         headers (get_maintainer.pl's maintainers in To, the rest in Cc,
+         plus the names the posting lists), a plain-text cover letter
+         with its diffstat, the base named.
+  check  what a maintainer checks before applying, per posting: the mail
+         headers and tags (static, no kernel tree needed: every listed
+         recipient present, a fix's Fixes: ids in cited-commits.txt with
+         their subjects and Cc: stable, the cover letter plain text under
+         75 columns with a diffstat and the base, a sign-off on every
+         patch) and, with the kernel tree, that the posting applies alone
+         with git am on the base, checkpatch.pl --strict, get_maintainer.pl
+         recipients present, and the same changes as the series' commits
+         (git patch-id): the union that make check tests is what is posted.
+  prove  each proof of a posting: the named test fails on the base as it
+         ships and passes with the posting alone (kmt/postproof.py).
+
+The full series (patches/<base>/series) stays the union of the postings,
+which BASE=<base> make check runs."""
+
+import os
+import re
+import subprocess
+import tempfile
+import textwrap
+import tomllib
+from dataclasses import dataclass, field
+from typing import Tuple
+
+from . import log, paths, source
+
+KINDS = ('fix', 'cleanup', 'test', 'feature')
+MAX_COLUMNS = 75
+STABLE = 'stable@vger.kernel.org'
+
+
+@dataclass(frozen=True)
+class Proof:
+    """One before/after proof: on `runner` ('cell': a cell of the matrix;
+    'kunit.py': tools/testing/kunit/kunit.py with `arch` and `kconfig`),
+    `test` (SUITE/CASE) fails on the base and passes with the posting."""
+    runner: str
+    test: str
+    cell: str = ''
+    arch: str = ''
+    kconfig: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Posting:
+    name: str
+    kind: str
+    what: str                       # one line: what it fixes or adds
+    commits: Tuple[str, ...]        # subjects in the base's series, in order
+    to: Tuple[str, ...] = ()
+    cc: Tuple[str, ...] = ()
+    # A fix that stable must not take says why here ('' : Cc: stable needed).
+    no_stable: str = ''
+    cover_subject: str = ''
+    cover_text: str = ''
+    proofs: Tuple[Proof, ...] = ()
+    # 'ready', or what is missing before it can be sent.
+    status: str = ''
+
+
+def postings_file(patch_dir=None):
+    return os.path.join(patch_dir or paths.PATCHES, 'postings.toml')
+
+
+def posting_dir(name, patch_dir=None):
+    return os.path.join(patch_dir or paths.PATCHES, 'postings', name)
+
+
+_KEYS = {'kind', 'what', 'commits', 'to', 'cc', 'no_stable', 'cover_subject',
+         'cover_text', 'proof', 'status'}
+_PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig'}
+
+
+def load(path=None):
+    """The postings of postings.toml, in file order; StepError naming the
+    entry on anything malformed."""
+    path = path or postings_file()
+    if not os.path.exists(path):
+        raise log.StepError('%s does not exist: base %s has no postings'
+                            % (os.path.relpath(path, paths.REPO), paths.BASE_NAME))
+    with open(path, 'rb') as f:
+        try:
+            data = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise log.StepError('%s: %s' % (path, e))
+    out = []
+    for name, d in data.items():
+        where = '%s [%s]' % (os.path.basename(path), name)
+        if not re.fullmatch(r'[a-z0-9][a-z0-9-]*', name):
+            raise log.StepError('%s: posting names are lower-case words joined by -' % where)
+        unknown = set(d) - _KEYS
+        if unknown:
+            raise log.StepError('%s: unknown keys %s' % (where, ', '.join(sorted(unknown))))
+        if d.get('kind') not in KINDS:
+            raise log.StepError('%s: kind must be one of %s' % (where, ', '.join(KINDS)))
+        if not d.get('commits') or not d.get('what') or not d.get('status'):
+            raise log.StepError('%s: needs what, commits and status' % where)
+        if len(d['commits']) > 1 and not (d.get('cover_subject') and d.get('cover_text')):
+            raise log.StepError('%s: more than one patch: needs cover_subject and cover_text'
+                                % where)
+        proofs = []
+        for pr in d.get('proof', ()):
+            bad = set(pr) - _PROOF_KEYS
+            if bad or pr.get('runner') not in ('cell', 'kunit.py') or '/' not in pr.get('test', ''):
+                raise log.StepError('%s: a proof is runner ("cell" or "kunit.py"), test '
+                                    '("SUITE/CASE") and cell, or arch and kconfig' % where)
+            if pr['runner'] == 'cell' and not pr.get('cell'):
+                raise log.StepError('%s: a cell proof names its cell' % where)
+            if pr['runner'] == 'kunit.py' and not pr.get('arch'):
+                raise log.StepError('%s: a kunit.py proof names its arch' % where)
+            proofs.append(Proof(pr['runner'], pr['test'], pr.get('cell', ''),
+                                pr.get('arch', ''), tuple(pr.get('kconfig', ()))))
+        out.append(Posting(name, d['kind'], d['what'], tuple(d['commits']),
+                           tuple(d.get('to', ())), tuple(d.get('cc', ())),
+                           d.get('no_stable', ''), d.get('cover_subject', ''),
+                           d.get('cover_text', ''), tuple(proofs), d['status']))
+    return out
+
+
+def chosen(postings, names):
+    if not names:
+        return postings
+    known = {p.name for p in postings}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise log.StepError('no posting %s (postings: %s)'
+                            % (', '.join(unknown), ', '.join(sorted(known))))
+    return [p for p in postings if p.name in names]
+
+
+# ---- mail text ------------------------------------------------------------
+
+def split_mail(text):
+    """(headers {lower-case name: [values]}, body) of one format-patch
+    file; folded header lines are joined."""
+    head, _, body = text.partition('\n\n')
+    headers = {}
+    last = None
+    for line in head.split('\n')[1:]:
+        if line[:1] in (' ', '\t') and last:
+            headers[last][-1] += ' ' + line.strip()
+            continue
+        name, _, value = line.partition(':')
+        last = name.strip().lower()
+        headers.setdefault(last, []).append(value.strip())
+    return headers, body
+
+
+def addresses(values):
+    """The e-mail addresses (lower case) in header values such as
+    'A <a@x>, b@y'."""
+    found = []
+    for v in values:
+        for part in v.split(','):
+            m = re.search(r'<([^<>\s]+@[^<>\s]+)>', part) or \
+                re.search(r'([^<>\s,]+@[^<>\s,]+)', part)
+            if m:
+                found.append(m.group(1).lower())
+    return found
+
+
+def recipients(text):
+    h, _ = split_mail(text)
+    return set(addresses(h.get('to', []) + h.get('cc', [])))
+
+
+_FIXES = re.compile(r'^Fixes: ([0-9a-f]+) \("(.*)"\)\s*$', re.M)
+_MARKDOWN = [
+    (re.compile(r'^#{1,6} \S'), 'a Markdown heading'),
+    (re.compile(r'^\s*\|.*\|\s*$'), 'a Markdown table row'),
+    (re.compile(r'^\s*```'), 'a Markdown code fence'),
+    (re.compile(r'`[^`\s][^`]*`'), 'Markdown backquotes'),
+    (re.compile(r'\*\*[^*]+\*\*'), 'Markdown bold'),
+    (re.compile(r'\[[^\]]+\]\([^)]+\)'), 'a Markdown link'),
+]
+_DIFFSTAT = re.compile(r'^ \d+ files? changed', re.M)
+
+
+def base_line(base):
+    return 'Based on %s.' % base
+
+
+def cover_problems(text, base):
+    """What makes a cover letter unfit for a mailing list."""
+    problems = []
+    _, body = split_mail(text)
+    if '*** SUBJECT HERE ***' in text or '*** BLURB HERE ***' in text:
+        problems.append('cover letter: format-patch placeholders left in it')
+    for n, line in enumerate(body.split('\n'), 1):
+        if len(line) > MAX_COLUMNS:
+            problems.append('cover letter line %d is %d columns (at most %d): %s'
+                            % (n, len(line), MAX_COLUMNS, line[:40]))
+        for pattern, what in _MARKDOWN:
+            if pattern.search(line):
+                problems.append('cover letter line %d has %s: %s' % (n, what, line.strip()[:60]))
+    if not _DIFFSTAT.search(body):
+        problems.append('cover letter: no diffstat')
+    if base_line(base) not in ' '.join(body.split()):
+        problems.append('cover letter: does not say "%s"' % base_line(base))
+    return problems
+
+
+def patch_problems(name, text, posting, cited, first, single, base):
+    """What a maintainer would send back about one patch mail of posting,
+    from its text alone. cited: {short id: subject} (cited-commits.txt)."""
+    problems = []
+    _, body = split_mail(text)
+    message = body.partition('\n---\n')[0]
+    have = recipients(text)
+    for want in posting.to + posting.cc:
+        for a in addresses([want]):
+            if a not in have:
+                problems.append('%s: %s is not in its To/Cc' % (name, want))
+    if not re.search(r'^Signed-off-by: .+ <.+@.+>$', message, re.M):
+        problems.append('%s: no Signed-off-by' % name)
+    for cid, subject in _FIXES.findall(message):
+        if len(cid) < 12:
+            problems.append('%s: Fixes: %s: use at least 12 characters of the id' % (name, cid))
+        elif cited.get(cid[:12]) != subject:
+            problems.append('%s: Fixes: %s ("%s") is not in cited-commits.txt with that '
+                            'subject' % (name, cid, subject))
+    if posting.kind == 'fix' and first:
+        if not _FIXES.search(message):
+            problems.append('%s: a fix without a Fixes: tag' % name)
+        has_stable = re.search(r'^Cc: .*%s' % re.escape(STABLE), message, re.M | re.I)
+        if not posting.no_stable and not has_stable:
+            problems.append('%s: a fix without Cc: %s (or no_stable = "why" in '
+                            'postings.toml)' % (name, STABLE))
+        if posting.no_stable and has_stable:
+            problems.append('%s: Cc: stable, but postings.toml says no_stable' % name)
+    if posting.kind != 'fix' and _FIXES.search(message):
+        problems.append('%s: a Fixes: tag on a %s posting' % (name, posting.kind))
+    if single and base_line(base) not in ' '.join(body.split('\n---\n', 1)[-1].split()[:40]):
+        problems.append('%s: does not say "%s" below its ---' % (name, base_line(base)))
+    return problems
+
+
+def read_posting(posting, patch_dir=None):
+    """[(file name, text)] of a written posting, cover letter first;
+    StepError when it was never written."""
+    d = posting_dir(posting.name, patch_dir)
+    series = os.path.join(d, 'series')
+    if not os.path.exists(series):
+        raise log.StepError('posting %s is not written (no %s): make postings'
+                            % (posting.name, os.path.relpath(series, paths.REPO)))
+    with open(series) as f:
+        names = [l.strip() for l in f if l.strip() and not l.startswith('#')]
+    out = []
+    for n in names:
+        with open(os.path.join(d, n)) as f:
+            out.append((n, f.read()))
+    return out
+
+
+def static_problems(posting, mails, cited, base):
+    """Everything check can say about a written posting without a kernel tree."""
+    problems = []
+    covers = [(n, t) for n, t in mails if n.startswith('0000-')]
+    patches = [(n, t) for n, t in mails if not n.startswith('0000-')]
+    if len(patches) != len(posting.commits):
+        problems.append('%d patches written, postings.toml lists %d commits: make postings'
+                        % (len(patches), len(posting.commits)))
+    single = len(patches) == 1 and len(posting.commits) == 1
+    if len(posting.commits) > 1 and not covers:
+        problems.append('more than one patch and no cover letter')
+    for n, t in covers:
+        problems += [n + ': ' + p for p in cover_problems(t, base)]
+        have = recipients(t)
+        for want in posting.to + posting.cc:
+            for a in addresses([want]):
+                if a not in have:
+                    problems.append('%s: %s is not in its To/Cc' % (n, want))
+    for i, (n, t) in enumerate(patches):
+        problems += patch_problems(n, t, posting, cited, i == 0, single, base)
+    return problems
+
+
+# ---- the kernel tree -------------------------------------------------------
+
+def series_commits(tag, branch=source.BRANCH, src=None):
+    out = source.git(['log', '--reverse', '--format=%H %s', '%s..%s' % (tag, branch)],
+                     cwd=src).stdout
+    return [tuple(l.split(' ', 1)) for l in out.splitlines() if l.strip()]
+
+
+def commits_of(posting, tag, src=None):
+    """The series commits (sha) the posting holds, in its order."""
+    by_subject = {s: h for h, s in series_commits(tag, src=src)}
+    missing = [s for s in posting.commits if s not in by_subject]
+    if missing:
+        raise log.StepError('posting %s: no commit "%s" in the series (branch %s of %s)'
+                            % (posting.name, '", "'.join(missing), source.BRANCH,
+                               src or paths.SRC))
+    return [by_subject[s] for s in posting.commits]
+
+
+def _get_maintainer(patch_file, src, *extra):
+    res = subprocess.run(['perl', 'scripts/get_maintainer.pl', '--no-git',
+                          '--no-git-fallback'] + list(extra) + [patch_file],
+                         cwd=src or paths.SRC, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    if res.returncode != 0:
+        raise log.StepError('get_maintainer.pl %s failed:\n%s' % (patch_file, res.stdout))
+    found = []
+    for line in res.stdout.splitlines():
+        who, _, role = line.strip().partition(' (')
+        if '@' in who:
+            found.append((who, role))
+    return found
+
+
+def get_maintainers(patch_file, src=None):
+    """(to, cc) from scripts/get_maintainer.pl for a patch: the maintainers
+    of the files it changes go in To; reviewers, lists and whoever
+    MAINTAINERS' K: keywords add (matched in the message too) go in Cc."""
+    to = [w for w, role in _get_maintainer(patch_file, src, '--no-keywords')
+          if role.startswith('maintainer:')]
+    mine = {a for w in to for a in addresses([w])}
+    cc = [w for w, _ in _get_maintainer(patch_file, src) if addresses([w])[0] not in mine]
+    return to, cc
+
+
+def _dedup(names, drop=()):
+    seen = {a for n in drop for a in addresses([n])}
+    out = []
+    for n in names:
+        a = addresses([n])
+        if a and a[0] not in seen:
+            seen.add(a[0])
+            out.append(n)
+    return out
+
+
+def base_name():
+    """What a reader can find: the upstream release the Debian package is."""
+    version = source.base_version()
+    upstream = re.split(r'[-~+]', version)[0]
+    return 'v' + upstream
+
+
+def write(posting, tag, src=None, patch_dir=None):
+    """Branch posting/NAME = base + the posting's commits, and its mails."""
+    src = src or paths.SRC
+    shas = commits_of(posting, tag, src)
+    branch = 'posting/' + posting.name
+    out = posting_dir(posting.name, patch_dir)
+    os.makedirs(out, exist_ok=True)
+    with source.tree_lock(src, exclusive=True, what='write posting %s' % posting.name):
+        source.git(['branch', '-f', branch, tag], cwd=src)
+        with source.checked_out(branch, src):
+            res = source.git(['cherry-pick', '--allow-empty-message'] + shas, cwd=src,
+                             check=False, env=source._GIT_ENV)
+            if res.returncode != 0:
+                files = re.findall(r'^CONFLICT \(.*\): .* in (\S+)', res.stdout, re.M)
+                source.git(['cherry-pick', '--abort'], cwd=src, check=False)
+                raise log.StepError(
+                    'posting %s does not apply alone on %s%s:\n%s'
+                    % (posting.name, tag, (' (conflicts in %s)' % ', '.join(files))
+                       if files else '', res.stdout.strip()))
+        with tempfile.NamedTemporaryFile('w', suffix='.patch') as whole:
+            # The messages too: MAINTAINERS K: keywords match them.
+            whole.write(source.git(['format-patch', '--stdout', '%s..%s' % (tag, branch)],
+                                   cwd=src).stdout)
+            whole.flush()
+            to, cc = get_maintainers(whole.name, src)
+    to = _dedup(list(to) + list(posting.to))
+    cc = _dedup(list(cc) + list(posting.cc), drop=to)
+    for f in os.listdir(out):
+        if f.endswith('.patch'):
+            os.unlink(os.path.join(out, f))
+    cmd = ['format-patch', '--zero-commit', '--no-signature', '-o', out]
+    cmd += ['--to=' + t for t in to] + ['--cc=' + c for c in cc]
+    if len(shas) > 1:
+        cmd += ['--cover-letter', '-n']
+    res = source.git(cmd + ['%s..%s' % (tag, branch)], cwd=src)
+    names = [os.path.basename(l.strip()) for l in res.stdout.splitlines() if l.strip()]
+    base = base_name()
+    dates = []
+    for n in names:
+        path = os.path.join(out, n)
+        with open(path) as f:
+            text = f.read()
+        if not n.startswith('0000-'):
+            dates.append(re.search(r'^Date: .*$', text, re.M).group(0))
+            if len(names) == 1:
+                note = textwrap.fill(base_line(base) + ' ' + debian_note(src, tag), 72)
+                text = text.replace('\n---\n', '\n---\n%s\n\n' % note, 1)
+        with open(path, 'w') as f:
+            f.write(text)
+    if len(shas) > 1:
+        path = os.path.join(out, names[0])
+        with open(path) as f:
+            text = f.read()
+        text = re.sub(r'^Date: .*$', dates[-1], text, count=1, flags=re.M)
+        text = text.replace('*** SUBJECT HERE ***', posting.cover_subject)
+        blurb = posting.cover_text.strip('\n') + '\n\n' + textwrap.fill(
+            base_line(base) + ' ' + debian_note(src, tag), 72)
+        text = text.replace('*** BLURB HERE ***', blurb.strip())
+        with open(path, 'w') as f:
+            f.write(text)
+    with open(os.path.join(out, 'series'), 'w') as f:
+        f.write('# Written by "make postings" from postings.toml; git am order.\n')
+        for n in names:
+            if not n.startswith('0000-'):
+                f.write(n + '\n')
+        if len(names) > 1:
+            f.write('# cover letter\n' + names[0] + '\n')
+    log.info('posting %s: %d patch(es) in %s, To: %d, Cc: %d'
+             % (posting.name, len(shas), os.path.relpath(out, paths.REPO), len(to), len(cc)))
+    return names
+
+
+def debian_note(src, tag):
+    """Where the tests ran: the Debian package is the release plus Debian's
+    own patches, so say which package it was."""
+    return ('The tests ran on it as Debian\'s %s %s ships it.'
+            % (paths.SOURCE_PACKAGE, source.base_version()))
+
+
+def tree_problems(posting, mails, tag, src=None):
+    """What needs the kernel tree: applies alone, checkpatch, get_maintainer,
+    the same changes as the series."""
+    from . import series as gates
+    src = src or paths.SRC
+    problems = []
+    d = posting_dir(posting.name)
+    patches = [(n, t) for n, t in mails if not n.startswith('0000-')]
+    scratch = 'posting-check/' + posting.name
+    with source.checked_out(tag, src, branch=scratch):
+        for n, _ in patches:
+            res = source.git(['am', '-q', os.path.join(d, n)], cwd=src, check=False,
+                             env=source._GIT_ENV)
+            if res.returncode != 0:
+                source.git(['am', '--abort'], cwd=src, check=False)
+                problems.append('%s does not apply alone on %s: %s'
+                                % (n, tag, res.stdout.strip()[:300]))
+                break
+    source.git(['branch', '-D', scratch], cwd=src, check=False)
+    cited = gates.load_cited_commits(os.path.join(paths.PATCHES, 'cited-commits.txt'))
+    try:
+        shas = commits_of(posting, tag, src)
+    except log.StepError as e:
+        problems.append(str(e))
+        shas = []
+    for i, (n, text) in enumerate(patches):
+        path = os.path.join(d, n)
+        res = subprocess.run(['perl', 'scripts/checkpatch.pl', '--strict', '-q', path],
+                             cwd=src, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+        left = gates.unknown_ids_accounted(res.stdout, text, cited)
+        if left or (res.returncode != 0 and not gates.checkpatch_findings(res.stdout)):
+            problems.append('%s: checkpatch --strict: %s' % (n, '; '.join(left[:3])
+                                                              or res.stdout[-200:]))
+        to, cc = get_maintainers(path, src)
+        have = recipients(text)
+        for who in to + cc:
+            a = addresses([who])
+            if a and a[0] not in have:
+                problems.append('%s: get_maintainer.pl names %s, not in its To/Cc' % (n, who))
+        if i < len(shas):
+            mine = _patch_id(text, src)
+            theirs = _patch_id(source.git(['show', '--format=', shas[i]], cwd=src).stdout, src)
+            if mine != theirs:
+                problems.append('%s differs from the series commit "%s" (git patch-id): '
+                                'make postings' % (n, posting.commits[i]))
+    return problems
+
+
+def _patch_id(text, src):
+    res = subprocess.run(['git', 'patch-id', '--stable'], input=text, cwd=src,
+                         stdout=subprocess.PIPE, text=True, check=True)
+    return res.stdout.split(' ')[0]
+
+
+def check(postings, tag=None, src=None, with_tree=True):
+    """{posting name: [problems]} (an empty list: fit to send)."""
+    from . import series as gates
+    cited = gates.load_cited_commits(os.path.join(paths.PATCHES, 'cited-commits.txt'))
+    base = base_name()
+    out = {}
+    for p in postings:
+        try:
+            mails = read_posting(p)
+        except log.StepError as e:
+            out[p.name] = [str(e)]
+            continue
+        problems = static_problems(p, mails, cited, base)
+        if with_tree:
+            problems += tree_problems(p, mails, tag, src)
+        out[p.name] = problems
+    return out

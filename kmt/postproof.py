@@ -1,0 +1,206 @@
+"""make postings-prove: each posting proves its change alone. For every
+proof of postings.toml, the named KUnit test must fail on the base as it
+ships and pass on the base with only that posting applied (branch
+posting/NAME, written by make postings), in the same configuration:
+
+  cell      a cell of the matrix (targets.py), built and booted by kmt as
+            make check does, with no expectations applied; a timeout,
+            panic or missing result is a failure of that run
+  kunit.py  tools/testing/kunit/kunit.py run in the kernel tree (as a
+            reviewer runs it), --arch and --kconfig_add from the proof,
+            its JSON (KernelCI's kunit format) kept
+
+Both kernels are built in one out dir per proof, so the second build only
+recompiles what the posting changes. Results: RESULTS/postings/NAME.json
+and a line per proof for the README."""
+
+import json
+import os
+import subprocess
+
+from . import build, log, matrix, paths, results, source, targets
+
+PROOF_RESULTS = os.path.join(paths.RESULTS, 'postings')
+KUNIT_DIR = os.path.join(paths.REPO, 'kunit')
+# kunit.py (7.3) starts QEMU with "-accel kvm -accel hvf -accel tcg"; an
+# x86_64 guest under nested KVM on these hosts printed nothing, so the
+# proof's qemu_config names a QEMU wrapper (kunit/bin) that leaves only tcg.
+KUNIT_QEMU_CONFIGS = {'x86_64': os.path.join(KUNIT_DIR, 'qemu_configs', 'x86_64_tcg.py'),
+                      'arm64': os.path.join(KUNIT_DIR, 'qemu_configs', 'arm64_mte.py')}
+
+
+def find_cell(name):
+    for cells in targets.MATRICES.values():
+        for c in cells:
+            if c.name == name:
+                return c
+    raise log.StepError('no cell %s in targets.py (make cells lists them)' % name)
+
+
+def outcome(tests, problems, test):
+    """'pass', 'fail' or 'missing' for SUITE/CASE in one run's tests; a run
+    with a panic, timeout or other problem does not pass."""
+    suite, case = test.split('/', 1)
+    found = [t for t in tests if t['suite'] == suite and t['name'] == case]
+    if not found:
+        return 'missing'
+    if any(p['kind'] in ('panic', 'timeout', 'qemu') for p in problems):
+        return 'fail'
+    return 'pass' if all(t['status'] == results.PASS for t in found) else 'fail'
+
+
+def run_cell_proof(posting, proof, ref, state):
+    cell = find_cell(proof.cell)
+    with source.checked_out(ref):
+        image, initrd = build.build_all(cell.config, tree='proof', series_tests=False)
+        rec = matrix.run_cell('proof-%s-%s' % (posting.name, state), cell, image, initrd, [])
+    return {'result': outcome(rec['tests'], rec['problems'], proof.test),
+            'counts': count(rec['tests']), 'problems': [p['text'][:200] for p in rec['problems']],
+            'log': rec['log'], 'detail': next((t['detail'] for t in rec['tests']
+                                               if '%s/%s' % (t['suite'], t['name']) == proof.test),
+                                              '')}
+
+
+def count(tests):
+    """{status: number} of one run (an expected failure counts as a failure:
+    a proof applies no expectations)."""
+    n = {}
+    for t in tests:
+        st = 'fail' if t['status'] == results.XFAIL else t['status']
+        n[st] = n.get(st, 0) + 1
+    return n
+
+
+def kunit_command(proof, build_dir, kunitconfig, json_file):
+    return ['python3', 'tools/testing/kunit/kunit.py', 'run', '--arch=' + proof.arch,
+            '--build_dir=' + build_dir, '--kunitconfig=' + kunitconfig,
+            '--qemu_config=' + KUNIT_QEMU_CONFIGS[proof.arch], '--jobs=%s' % build.jobs(),
+            '--timeout=1500', '--json=' + json_file, proof.test.split('/')[0]]
+
+
+def kunit_json_outcome(data, test):
+    """'pass'/'fail'/'missing' for SUITE/CASE in kunit.py's --json output
+    (KernelCI kunit format: test_cases with name and status)."""
+    suite, case = test.split('/', 1)
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if node.get('name') == suite:
+            for c in node.get('test_cases', ()):
+                if c.get('name') == case:
+                    return 'pass' if c.get('status') == 'PASS' else 'fail'
+        stack.extend(node.get('sub_groups', ()))
+    return 'missing'
+
+
+def run_kunit_proof(posting, proof, ref, state):
+    name = 'kunitpy-%s-%s' % (proof.arch, posting.name)
+    build_dir = os.path.join(paths.OUT, name)
+    os.makedirs(build_dir, exist_ok=True)
+    kunitconfig = os.path.join(build_dir, '.kunitconfig-proof')
+    with open(kunitconfig, 'w') as f:
+        f.write('CONFIG_KUNIT=y\n' + ''.join(k + '\n' for k in proof.kconfig))
+    os.makedirs(PROOF_RESULTS, exist_ok=True)
+    json_file = os.path.join(PROOF_RESULTS, '%s-%s-%s.kunit.json' % (posting.name, proof.arch,
+                                                                      state))
+    logfile = os.path.join(paths.LOGS, 'postings', '%s-%s-%s.log' % (posting.name, name, state))
+    os.makedirs(os.path.dirname(logfile), exist_ok=True)
+    env = dict(os.environ, PATH=os.path.join(KUNIT_DIR, 'bin') + ':' + os.environ['PATH'])
+    if proof.arch == 'arm64':
+        env['CROSS_COMPILE'] = paths.CROSS_COMPILE
+    cmd = kunit_command(proof, build_dir, kunitconfig, json_file)
+    if proof.arch == 'arm64':
+        cmd.insert(4, '--cross_compile=' + paths.CROSS_COMPILE)
+    with source.checked_out(ref), log.phase('kunit.py %s on %s (%s), log %s' % (
+            proof.arch, ref, state, os.path.relpath(logfile, paths.REPO))):
+        log.show_cmd(cmd, paths.SRC)
+        with open(logfile, 'w') as lf:
+            res = subprocess.run(cmd, cwd=paths.SRC, env=env, stdout=lf,
+                                 stderr=subprocess.STDOUT, text=True)
+    try:
+        with open(json_file) as f:
+            data = json.load(f)
+        got = kunit_json_outcome(data, proof.test)
+    except (OSError, ValueError):
+        got = 'missing'
+    return {'result': got, 'exit_code': res.returncode,
+            'log': os.path.relpath(logfile, paths.REPO),
+            'json': os.path.relpath(json_file, paths.REPO)}
+
+
+RUNNERS = {'cell': run_cell_proof, 'kunit.py': run_kunit_proof}
+
+
+def describe(proof):
+    if proof.runner == 'cell':
+        return 'cell %s' % proof.cell
+    return 'kunit.py --arch=%s %s' % (proof.arch, ' '.join(
+        '--kconfig_add ' + k for k in proof.kconfig))
+
+
+def prove(posting, tag):
+    """Each proof of posting, base then posting; returns the records."""
+    out = []
+    for proof in posting.proofs:
+        runner = RUNNERS[proof.runner]
+        before = runner(posting, proof, tag, 'base')
+        after = runner(posting, proof, 'posting/' + posting.name, 'posting')
+        ok = before['result'] == 'fail' and after['result'] == 'pass'
+        out.append({'test': proof.test, 'how': describe(proof), 'base': before,
+                    'posting': after, 'proven': ok})
+        log.info('%s: %s on %s: base %s, with the posting %s: %s'
+                 % (posting.name, proof.test, describe(proof), before['result'].upper(),
+                    after['result'].upper(), 'proven' if ok else 'NOT PROVEN'))
+    return out
+
+
+def prove_all(postings, tag):
+    os.makedirs(PROOF_RESULTS, exist_ok=True)
+    bad = 0
+    for p in postings:
+        if not p.proofs:
+            log.info('%s: no proof listed (%s)' % (p.name, p.kind))
+            continue
+        if source.git(['rev-parse', '-q', '--verify', 'posting/' + p.name],
+                      check=False).returncode != 0:
+            raise log.StepError('no branch posting/%s in %s: make postings first'
+                                % (p.name, paths.SRC))
+        recs = prove(p, tag)
+        results.write_json(os.path.join(PROOF_RESULTS, p.name + '.json'),
+                           {'posting': p.name, 'base': source.base_version(),
+                            'branch_head': source.git(['rev-parse', 'posting/' + p.name]
+                                                      ).stdout.strip(),
+                            'proofs': recs})
+        bad += sum(1 for r in recs if not r['proven'])
+    return 1 if bad else 0
+
+
+def load_result(name):
+    path = os.path.join(PROOF_RESULTS, name + '.json')
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def markdown(postings_):
+    """The README's table of the postings: what each is, its proofs as last
+    run (make postings-prove) and whether it is ready to send."""
+    rows = ['| posting | kind | patches | proof (base as shipped -> with the posting alone) '
+            '| status |', '|---|---|---:|---|---|']
+    for p in postings_:
+        res = load_result(p.name)
+        proofs = []
+        for pr in p.proofs:
+            rec = next((r for r in (res or {}).get('proofs', ())
+                        if r['test'] == pr.test and r['how'] == describe(pr)), None)
+            if rec is None:
+                proofs.append('%s on %s: not run yet' % (pr.test, describe(pr)))
+            else:
+                proofs.append('%s on %s: %s -> %s' % (pr.test, describe(pr),
+                                                     rec['base']['result'].upper(),
+                                                     rec['posting']['result'].upper()))
+        rows.append('| `%s`: %s | %s | %d | %s | %s |' % (
+            p.name, p.what, p.kind, len(p.commits), '<br>'.join(proofs) or 'none',
+            p.status))
+    return '\n'.join(rows) + '\n'

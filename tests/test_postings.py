@@ -1,0 +1,239 @@
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+from kmt import log, paths, postings, postproof, series
+
+REPO = paths.REPO
+P73 = os.path.join(REPO, 'patches', '7.3')
+CITED = series.load_cited_commits(os.path.join(P73, 'cited-commits.txt'))
+BASE = 'v7.3.4'
+
+
+def load_toml(text):
+    with tempfile.NamedTemporaryFile('w', suffix='.toml', delete=False) as f:
+        f.write(text)
+    try:
+        return postings.load(f.name)
+    finally:
+        os.unlink(f.name)
+
+
+def real(name):
+    """A posting of patches/7.3/postings.toml and its written mails."""
+    p = postings.chosen(postings.load(os.path.join(P73, 'postings.toml')), [name])[0]
+    return p, postings.read_posting(p, P73)
+
+
+FIX = '''
+[one]
+kind = "fix"
+what = "x"
+commits = ["a: Fix b"]
+status = "ready"
+'''
+
+
+class LoadTest(unittest.TestCase):
+    def test_minimal_fix(self):
+        p, = load_toml(FIX)
+        self.assertEqual((p.name, p.kind, p.commits), ('one', 'fix', ('a: Fix b',)))
+
+    def test_bad_entries_named(self):
+        for text, what in [
+                (FIX.replace('"fix"', '"bugfix"'), 'kind'),
+                (FIX.replace('status = "ready"', ''), 'status'),
+                (FIX.replace('["a: Fix b"]', '["a: Fix b", "a: Test b"]'), 'cover_subject'),
+                (FIX + 'colour = "red"\n', 'unknown keys'),
+                (FIX + '[[one.proof]]\nrunner = "cell"\ntest = "kasan/x"\n', 'names its cell'),
+                (FIX + '[[one.proof]]\nrunner = "lava"\ntest = "kasan/x"\n', 'runner'),
+                (FIX.replace('[one]', '[One_Posting]'), 'lower-case')]:
+            with self.assertRaises(log.StepError, msg=what) as e:
+                load_toml(text)
+            self.assertIn(what, str(e.exception))
+            self.assertIn('[', str(e.exception))
+
+    def test_the_7_3_postings_load(self):
+        ps = postings.load(os.path.join(P73, 'postings.toml'))
+        self.assertIn('strscpy', [p.name for p in ps])
+        for p in ps:
+            for pr in p.proofs:
+                if pr.runner == 'cell':
+                    postproof.find_cell(pr.cell)   # raises for an unknown cell
+                else:
+                    self.assertIn(pr.arch, postproof.KUNIT_QEMU_CONFIGS)
+
+
+class WrittenPostingsTest(unittest.TestCase):
+    """The postings as committed pass the checks that need no kernel tree
+    (make postings-check runs the rest)."""
+
+    def test_every_written_posting_is_fit(self):
+        for p in postings.load(os.path.join(P73, 'postings.toml')):
+            mails = postings.read_posting(p, P73)
+            self.assertEqual(postings.static_problems(p, mails, CITED, BASE), [], p.name)
+
+
+class PatchProblemsTest(unittest.TestCase):
+    def setUp(self):
+        self.posting, mails = real('strscpy')
+        self.name, self.text = mails[0]
+
+    def problems(self, text, posting=None):
+        return postings.static_problems(posting or self.posting, [(self.name, text)],
+                                        CITED, BASE)
+
+    def test_clean(self):
+        self.assertEqual(self.problems(self.text), [])
+
+    def test_fix_without_fixes(self):
+        text = '\n'.join(l for l in self.text.split('\n') if not l.startswith('Fixes:'))
+        self.assertTrue(any('without a Fixes' in p for p in self.problems(text)))
+
+    def test_fix_without_stable(self):
+        text = self.text.replace('Cc: stable@vger.kernel.org\n', '')
+        self.assertTrue(any('Cc: stable' in p for p in self.problems(text)))
+
+    def test_fixes_id_not_cited(self):
+        text = self.text.replace('Fixes: d94c12bd97d5', 'Fixes: 0123456789ab')
+        self.assertTrue(any('cited-commits' in p for p in self.problems(text)))
+
+    def test_fixes_subject_misquoted(self):
+        text = self.text.replace('code\npath', 'code path', 1).replace(
+            'to sized_strscpy()")', 'to strscpy()")')
+        self.assertTrue(any('cited-commits' in p for p in self.problems(text)))
+
+    def test_short_fixes_id(self):
+        text = self.text.replace('Fixes: d94c12bd97d5', 'Fixes: d94c12b')
+        self.assertTrue(any('12 characters' in p for p in self.problems(text)))
+
+    def test_named_recipient_missing(self):
+        text = self.text.replace('    Peter Collingbourne <pcc@google.com>,\n', '')
+        self.assertNotEqual(text, self.text)
+        self.assertTrue(any('pcc@google.com' in p for p in self.problems(text)))
+
+    def test_no_signoff(self):
+        text = '\n'.join(l for l in self.text.split('\n')
+                         if not l.startswith('Signed-off-by:'))
+        self.assertTrue(any('Signed-off-by' in p for p in self.problems(text)))
+
+    def test_base_not_named(self):
+        text = self.text.replace('Based on v7.3.4.', 'Based on my tree.')
+        self.assertTrue(any('Based on v7.3.4' in p for p in self.problems(text)))
+
+    def test_no_stable_must_have_a_reason_or_the_tag(self):
+        p = postings.Posting(**dict(vars(self.posting), no_stable='only in 7.3'))
+        self.assertTrue(any('no_stable' in x for x in self.problems(self.text, p)))
+
+    def test_fixes_on_a_cleanup(self):
+        p = postings.Posting(**dict(vars(self.posting), kind='cleanup'))
+        self.assertTrue(any('cleanup' in x for x in self.problems(self.text, p)))
+
+    def test_patch_count_must_match(self):
+        p = postings.Posting(**dict(vars(self.posting), commits=('a', 'b')))
+        found = self.problems(self.text, p)
+        self.assertTrue(any('lists 2 commits' in x for x in found))
+        self.assertTrue(any('no cover letter' in x for x in found))
+
+
+COVER = '''From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: A <a@example.org>
+Subject: [PATCH 0/2] x: Fix y
+To: M <m@example.org>
+
+Two fixes for y.
+
+  case          before  after
+  kasan_foo     FAIL    pass
+
+Based on v7.3.4. The tests ran on it as Debian's linux-source-7.3 ships it.
+
+A (2):
+  x: Fix y
+  x: Test y
+
+ mm/x.c | 4 ++--
+ 1 file changed, 2 insertions(+), 2 deletions(-)
+
+--
+2.39.5
+'''
+
+
+class CoverTest(unittest.TestCase):
+    def test_clean(self):
+        self.assertEqual(postings.cover_problems(COVER, BASE), [])
+
+    def test_markdown_and_width(self):
+        for bad, what in [('| case | before |', 'table'), ('# Results', 'heading'),
+                          ('the `foo` case', 'backquotes'), ('**really**', 'bold'),
+                          ('```', 'fence'), ('see [here](http://x)', 'link'),
+                          ('x' * 76, 'columns')]:
+            text = COVER.replace('Two fixes for y.', bad)
+            found = postings.cover_problems(text, BASE)
+            self.assertTrue(any(what in p for p in found), (bad, found))
+
+    def test_placeholders_diffstat_base(self):
+        self.assertTrue(postings.cover_problems(
+            COVER.replace('x: Fix y\nTo', '*** SUBJECT HERE ***\nTo'), BASE))
+        self.assertTrue(any('diffstat' in p for p in postings.cover_problems(
+            COVER.replace(' 1 file changed', ' one file changed'), BASE)))
+        self.assertTrue(any('Based on' in p for p in postings.cover_problems(COVER, 'v7.3.5')))
+
+
+class HeaderTest(unittest.TestCase):
+    def test_folded_addresses(self):
+        text = ('From x\nTo: A <a@x.org>,\n    b@y.org\nCc: C D <C@Z.org>\n'
+                'Subject: s\n\nbody\n')
+        self.assertEqual(postings.recipients(text), {'a@x.org', 'b@y.org', 'c@z.org'})
+
+
+class ProofOutcomeTest(unittest.TestCase):
+    def test_cell_outcome(self):
+        tests = [{'suite': 'kasan', 'name': 'kasan_strings', 'status': 'fail'},
+                 {'suite': 'kasan', 'name': 'kmalloc_oob_right', 'status': 'pass'}]
+        self.assertEqual(postproof.outcome(tests, [], 'kasan/kasan_strings'), 'fail')
+        self.assertEqual(postproof.outcome(tests, [], 'kasan/kmalloc_oob_right'), 'pass')
+        self.assertEqual(postproof.outcome(tests, [], 'kasan/vmalloc_oob'), 'missing')
+        # A pass in a run that panicked or timed out is no pass.
+        self.assertEqual(postproof.outcome(tests, [{'kind': 'timeout', 'text': ''}],
+                                           'kasan/kmalloc_oob_right'), 'fail')
+
+    def test_kunit_json(self):
+        data = {'name': 'KUnit Test Group', 'sub_groups': [
+            {'name': 'kasan', 'test_cases': [
+                {'name': 'kasan_strings', 'status': 'FAIL'},
+                {'name': 'kmalloc_oob_right', 'status': 'PASS'}], 'sub_groups': []}],
+            'test_cases': []}
+        data = json.loads(json.dumps(data))
+        self.assertEqual(postproof.kunit_json_outcome(data, 'kasan/kasan_strings'), 'fail')
+        self.assertEqual(postproof.kunit_json_outcome(data, 'kasan/kmalloc_oob_right'), 'pass')
+        self.assertEqual(postproof.kunit_json_outcome(data, 'kasan/nope'), 'missing')
+        self.assertEqual(postproof.kunit_json_outcome(data, 'refcount/x'), 'missing')
+
+
+class TcgWrapperTest(unittest.TestCase):
+    """kunit/bin/qemu-system-*-tcg keep only -accel tcg of kunit.py's list."""
+
+    def test_drops_kvm_and_hvf(self):
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, 'qemu-system-x86_64')
+            with open(fake, 'w') as f:
+                f.write('#!/bin/sh\nfor a in "$@"; do echo "[$a]"; done\n')
+            os.chmod(fake, 0o755)
+            res = subprocess.run(
+                [os.path.join(REPO, 'kunit', 'bin', 'qemu-system-x86_64-tcg'), '-nodefaults',
+                 '-m', '1024', '-append', 'console=ttyS0 kunit.filter_glob=kasan',
+                 '-accel', 'kvm', '-accel', 'hvf', '-accel', 'tcg', '-bios', 'qboot.rom'],
+                env=dict(os.environ, PATH=d + ':' + os.environ['PATH']),
+                stdout=subprocess.PIPE, text=True, check=True)
+        self.assertEqual(res.stdout.split('\n')[:-1], [
+            '[-nodefaults]', '[-m]', '[1024]', '[-append]',
+            '[console=ttyS0 kunit.filter_glob=kasan]', '[-accel]', '[tcg]', '[-bios]',
+            '[qboot.rom]'])
+
+
+if __name__ == '__main__':
+    unittest.main()
