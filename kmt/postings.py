@@ -53,6 +53,10 @@ class Proof:
     cell: str = ''
     arch: str = ''
     kconfig: Tuple[str, ...] = ()
+    # What the test must fail on: 'base' (the base as it ships) or
+    # 'test-alone' (the posting without its first patch, the fix: for a
+    # posting that brings the test that shows its bug).
+    before: str = 'base'
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ def posting_dir(name, patch_dir=None):
 
 _KEYS = {'kind', 'what', 'commits', 'to', 'cc', 'no_stable', 'cover_subject',
          'cover_text', 'proof', 'status'}
-_PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig'}
+_PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig', 'before'}
 
 
 def load(path=None):
@@ -122,8 +126,13 @@ def load(path=None):
                 raise log.StepError('%s: a cell proof names its cell' % where)
             if pr['runner'] == 'kunit.py' and not pr.get('arch'):
                 raise log.StepError('%s: a kunit.py proof names its arch' % where)
+            if pr.get('before', 'base') not in ('base', 'test-alone'):
+                raise log.StepError('%s: a proof\'s before is "base" or "test-alone"' % where)
+            if pr.get('before') == 'test-alone' and len(d['commits']) < 2:
+                raise log.StepError('%s: before = "test-alone" needs a fix and a test' % where)
             proofs.append(Proof(pr['runner'], pr['test'], pr.get('cell', ''),
-                                pr.get('arch', ''), tuple(pr.get('kconfig', ()))))
+                                pr.get('arch', ''), tuple(pr.get('kconfig', ())),
+                                pr.get('before', 'base')))
         out.append(Posting(name, d['kind'], d['what'], tuple(d['commits']),
                            tuple(d.get('to', ())), tuple(d.get('cc', ())),
                            d.get('no_stable', ''), d.get('cover_subject', ''),
@@ -277,8 +286,13 @@ def static_problems(posting, mails, cited, base):
     single = len(patches) == 1 and len(posting.commits) == 1
     if len(posting.commits) > 1 and not covers:
         problems.append('more than one patch and no cover letter')
+    authors = {split_mail(t)[0].get('from', [''])[0] for _, t in patches}
     for n, t in covers:
         problems += [n + ': ' + p for p in cover_problems(t, base)]
+        sender = split_mail(t)[0].get('from', [''])[0]
+        if authors and sender not in authors:
+            problems.append('%s: From: %s, not the author of its patches (%s)'
+                            % (n, sender, ', '.join(sorted(authors))))
         have = recipients(t)
         for want in posting.to + posting.cc:
             for a in addresses([want]):
@@ -396,6 +410,7 @@ def write(posting, tag, src=None, patch_dir=None):
             text = f.read()
         if not n.startswith('0000-'):
             dates.append(re.search(r'^Date: .*$', text, re.M).group(0))
+            author = re.search(r'^From: .*$', text, re.M).group(0)
             if len(names) == 1:
                 note = textwrap.fill(base_line(base) + ' ' + debian_note(src, tag), 72)
                 text = text.replace('\n---\n', '\n---\n%s\n\n' % note, 1)
@@ -406,6 +421,8 @@ def write(posting, tag, src=None, patch_dir=None):
         with open(path) as f:
             text = f.read()
         text = re.sub(r'^Date: .*$', dates[-1], text, count=1, flags=re.M)
+        # format-patch signs the cover letter as the local git identity.
+        text = re.sub(r'^From: .*$', lambda m: author, text, count=1, flags=re.M)
         text = text.replace('*** SUBJECT HERE ***', posting.cover_subject)
         blurb = posting.cover_text.strip('\n') + '\n\n' + textwrap.fill(
             base_line(base) + ' ' + debian_note(src, tag), 72)

@@ -61,7 +61,9 @@ class LoadTest(unittest.TestCase):
         for p in ps:
             for pr in p.proofs:
                 if pr.runner == 'cell':
-                    postproof.find_cell(pr.cell)   # raises for an unknown cell
+                    # raises for an unknown cell or one without the suite
+                    self.assertEqual(postproof.proof_cell(pr).suites,
+                                     (pr.test.split('/')[0],))
                 else:
                     self.assertIn(pr.arch, postproof.KUNIT_QEMU_CONFIGS)
 
@@ -181,6 +183,17 @@ class CoverTest(unittest.TestCase):
         self.assertTrue(any('diffstat' in p for p in postings.cover_problems(
             COVER.replace(' 1 file changed', ' one file changed'), BASE)))
         self.assertTrue(any('Based on' in p for p in postings.cover_problems(COVER, 'v7.3.5')))
+
+
+class CoverSenderTest(unittest.TestCase):
+    def test_cover_from_must_be_the_author(self):
+        p, mails = real('vrealloc')
+        self.assertEqual(postings.static_problems(p, mails, CITED, BASE), [])
+        bad = [(n, t.replace('From: MTE Series Team <mte-series@example.org>',
+                             'From: kmt <kmt@localhost>', 1) if n.startswith('0000-') else t)
+               for n, t in mails]
+        self.assertTrue(any('not the author' in x
+                            for x in postings.static_problems(p, bad, CITED, BASE)))
 
 
 class HeaderTest(unittest.TestCase):
