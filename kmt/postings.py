@@ -53,6 +53,8 @@ class Proof:
     cell: str = ''
     arch: str = ''
     kconfig: Tuple[str, ...] = ()
+    # kunit.py: --kernel_args (e.g. kasan.mode=asymm)
+    kernel_args: Tuple[str, ...] = ()
     # What the test must fail on: 'base' (the base as it ships) or
     # 'test-alone' (the posting without its first patch, the fix: for a
     # posting that brings the test that shows its bug).
@@ -86,7 +88,7 @@ def posting_dir(name, patch_dir=None):
 
 _KEYS = {'kind', 'what', 'commits', 'to', 'cc', 'no_stable', 'cover_subject',
          'cover_text', 'proof', 'status'}
-_PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig', 'before'}
+_PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig', 'kernel_args', 'before'}
 
 
 def load(path=None):
@@ -132,7 +134,7 @@ def load(path=None):
                 raise log.StepError('%s: before = "test-alone" needs a fix and a test' % where)
             proofs.append(Proof(pr['runner'], pr['test'], pr.get('cell', ''),
                                 pr.get('arch', ''), tuple(pr.get('kconfig', ())),
-                                pr.get('before', 'base')))
+                                tuple(pr.get('kernel_args', ())), pr.get('before', 'base')))
         out.append(Posting(name, d['kind'], d['what'], tuple(d['commits']),
                            tuple(d.get('to', ())), tuple(d.get('cc', ())),
                            d.get('no_stable', ''), d.get('cover_subject', ''),

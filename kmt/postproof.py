@@ -15,9 +15,11 @@ recompiles what the posting changes. Results: RESULTS/postings/NAME.json
 and a line per proof for the README."""
 
 import dataclasses
+import hashlib
 import json
 import os
 import subprocess
+import tempfile
 
 from . import build, log, matrix, paths, results, source, targets
 
@@ -68,9 +70,9 @@ def proof_cell(proof):
 
 def run_cell_proof(posting, proof, ref, state):
     cell = proof_cell(proof)
-    with source.checked_out(ref):
-        image, initrd = build.build_all(cell.config, tree='proof', series_tests=False)
-        rec = matrix.run_cell('proof-%s-%s' % (posting.name, state), cell, image, initrd, [])
+    switch_to(ref)
+    image, initrd = build.build_all(cell.config, tree='proof', series_tests=False)
+    rec = matrix.run_cell('proof-%s-%s' % (posting.name, state), cell, image, initrd, [])
     return {'result': outcome(rec['tests'], rec['problems'], proof.test),
             'counts': count(rec['tests']), 'problems': [p['text'][:200] for p in rec['problems']],
             'log': rec['log'], 'detail': next((t['detail'] for t in rec['tests']
@@ -89,10 +91,20 @@ def count(tests):
 
 
 def kunit_command(proof, build_dir, kunitconfig, json_file):
-    return ['python3', 'tools/testing/kunit/kunit.py', 'run', '--arch=' + proof.arch,
-            '--build_dir=' + build_dir, '--kunitconfig=' + kunitconfig,
-            '--qemu_config=' + KUNIT_QEMU_CONFIGS[proof.arch], '--jobs=%s' % build.jobs(),
-            '--timeout=1500', '--json=' + json_file, proof.test.split('/')[0]]
+    cmd = ['python3', 'tools/testing/kunit/kunit.py', 'run', '--arch=' + proof.arch,
+           '--build_dir=' + build_dir, '--kunitconfig=' + kunitconfig,
+           '--qemu_config=' + KUNIT_QEMU_CONFIGS[proof.arch], '--jobs=%s' % build.jobs(),
+           '--timeout=1500', '--json=' + json_file]
+    cmd += ['--kernel_args=' + a for a in proof.kernel_args]
+    return cmd + [proof.test.split('/')[0]]
+
+
+def kunit_build_dir(proof):
+    """One build directory per arch and configuration, shared by the
+    postings and states that use it: switching the checkout rebuilds only
+    what changed."""
+    key = hashlib.sha1('\n'.join(sorted(proof.kconfig)).encode()).hexdigest()[:8]
+    return os.path.join(paths.OUT, 'kunitpy-%s-%s' % (proof.arch, key))
 
 
 def kunit_json_outcome(data, test):
@@ -111,16 +123,18 @@ def kunit_json_outcome(data, test):
 
 
 def run_kunit_proof(posting, proof, ref, state):
-    name = 'kunitpy-%s-%s' % (proof.arch, posting.name)
-    build_dir = os.path.join(paths.OUT, name)
+    build_dir = kunit_build_dir(proof)
+    name = os.path.basename(build_dir)
     os.makedirs(build_dir, exist_ok=True)
     kunitconfig = os.path.join(build_dir, '.kunitconfig-proof')
     with open(kunitconfig, 'w') as f:
         f.write('CONFIG_KUNIT=y\n' + ''.join(k + '\n' for k in proof.kconfig))
     os.makedirs(PROOF_RESULTS, exist_ok=True)
-    json_file = os.path.join(PROOF_RESULTS, '%s-%s-%s.kunit.json' % (posting.name, proof.arch,
-                                                                      state))
-    logfile = os.path.join(paths.LOGS, 'postings', '%s-%s-%s.log' % (posting.name, name, state))
+    json_file = os.path.join(PROOF_RESULTS, '%s-%s%s-%s.kunit.json' % (
+        posting.name, proof.arch, ''.join('-' + a.replace('=', '-') for a in proof.kernel_args),
+        state))
+    logfile = os.path.join(paths.LOGS, 'postings',
+                           os.path.basename(json_file)[:-len('.kunit.json')] + '.log')
     os.makedirs(os.path.dirname(logfile), exist_ok=True)
     env = dict(os.environ, PATH=os.path.join(KUNIT_DIR, 'bin') + ':' + os.environ['PATH'])
     if proof.arch == 'arm64':
@@ -128,7 +142,8 @@ def run_kunit_proof(posting, proof, ref, state):
     cmd = kunit_command(proof, build_dir, kunitconfig, json_file)
     if proof.arch == 'arm64':
         cmd.insert(4, '--cross_compile=' + paths.CROSS_COMPILE)
-    with source.checked_out(ref), log.phase('kunit.py %s on %s (%s), log %s' % (
+    switch_to(ref)
+    with log.phase('kunit.py %s on %s (%s), log %s' % (
             proof.arch, ref, state, os.path.relpath(logfile, paths.REPO))):
         log.show_cmd(cmd, paths.SRC)
         with open(logfile, 'w') as lf:
@@ -148,15 +163,30 @@ def run_kunit_proof(posting, proof, ref, state):
 RUNNERS = {'cell': run_cell_proof, 'kunit.py': run_kunit_proof}
 
 
+def switch_to(ref):
+    """Check ref out in the kernel tree, which prove_all() holds: git
+    changes only the files that differ, so a build after it recompiles
+    only what the posting changes (going back to the series in between
+    would touch every file the series changes)."""
+    source.git(['checkout', '-q', ref])
+
+
 def test_alone_branch(posting):
     """posting/NAME-test-alone: the posting with its first patch (the fix)
-    reverted, so that only its test is applied."""
+    reverted, so that only its test is applied. Made in a worktree of its
+    own, so that the kernel tree's checkout is not touched."""
     branch = 'posting/%s-test-alone' % posting.name
     head = 'posting/' + posting.name
     first = source.git(['rev-list', '--reverse', '%s~%d..%s' % (head, len(posting.commits),
                                                                 head)]).stdout.split()[0]
-    with source.checked_out(head, branch=branch):
-        source.git(['revert', '--no-edit', first], env=source._GIT_ENV)
+    with tempfile.TemporaryDirectory() as tmp:
+        wt = os.path.join(tmp, 'wt')
+        source.git(['worktree', 'add', '-q', '--detach', wt, head])
+        try:
+            source.git(['revert', '--no-edit', first], cwd=wt, env=source._GIT_ENV)
+            source.git(['branch', '-f', branch, 'HEAD'], cwd=wt)
+        finally:
+            source.git(['worktree', 'remove', '--force', wt], check=False)
     return branch
 
 
@@ -164,7 +194,8 @@ def describe(proof):
     if proof.runner == 'cell':
         return 'cell %s' % proof.cell
     return 'kunit.py --arch=%s %s' % (proof.arch, ' '.join(
-        '--kconfig_add ' + k for k in proof.kconfig))
+        ['--kconfig_add ' + k for k in proof.kconfig] +
+        ['--kernel_args ' + a for a in proof.kernel_args]))
 
 
 def prove(posting, tag):
@@ -200,7 +231,8 @@ def prove_all(postings, tag):
                       check=False).returncode != 0:
             raise log.StepError('no branch posting/%s in %s: make postings first'
                                 % (p.name, paths.SRC))
-        recs = prove(p, tag)
+        with source.checked_out(tag):
+            recs = prove(p, tag)
         results.write_json(os.path.join(PROOF_RESULTS, p.name + '.json'),
                            {'posting': p.name, 'base': source.base_version(),
                             'branch_head': source.git(['rev-parse', 'posting/' + p.name]
