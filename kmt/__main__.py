@@ -144,7 +144,7 @@ def cmd_postings(args):
             postings.write(p, tag)
         return 0
     if args.action == 'prove':
-        return postproof.prove_all(chosen, tag)
+        return postproof.prove_all(chosen, tag, args.runner)
     found = postings.check(chosen, tag, with_tree=not args.static)
     for name, problems in found.items():
         print('%s: %s' % (name, 'fit to send' if not problems else
@@ -248,6 +248,9 @@ def main(argv=None):
     p.add_argument('names', nargs='*', help='postings (default: all of postings.toml)')
     p.add_argument('--static', action='store_true',
                    help='check: only what needs no kernel tree (headers, tags, cover)')
+    p.add_argument('--runner', action='append', choices=('cell', 'kunit.py'),
+                   help='prove: only the proofs of this runner (repeatable); the '
+                        'others keep their last results')
     p = sub.add_parser('lava-run')
     p.add_argument('--all', action='store_true', help='a cell of the ALL=1 matrix')
     p.add_argument('--boot', help="instead of a cell: one boot of make bench's QUICK plan "

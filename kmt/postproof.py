@@ -198,10 +198,14 @@ def describe(proof):
         ['--kernel_args ' + a for a in proof.kernel_args]))
 
 
-def prove(posting, tag):
-    """Each proof of posting, base then posting; returns the records."""
+def prove(posting, tag, runners=None, save=None):
+    """Each proof of posting (runners: only those run by these runners),
+    base then posting; returns the records, passing them to save() after
+    each proof (a run cut short keeps what it proved)."""
     out = []
     for proof in posting.proofs:
+        if runners and proof.runner not in runners:
+            continue
         runner = RUNNERS[proof.runner]
         if proof.before == 'test-alone':
             before = runner(posting, proof, test_alone_branch(posting), 'test-alone')
@@ -217,10 +221,19 @@ def prove(posting, tag):
                     'base' if proof.before == 'base' else 'its test alone',
                     before['result'].upper(),
                     after['result'].upper(), 'proven' if ok else 'NOT PROVEN'))
+        if save:
+            save(out)
     return out
 
 
-def prove_all(postings, tag):
+def merged(old, new):
+    """The proof records of an earlier run, with those run again replaced."""
+    key = lambda r: (r['test'], r['how'], r.get('before', 'base'))
+    fresh = {key(r) for r in new}
+    return [r for r in old if key(r) not in fresh] + list(new)
+
+
+def prove_all(postings, tag, runners=None):
     os.makedirs(PROOF_RESULTS, exist_ok=True)
     bad = 0
     for p in postings:
@@ -231,13 +244,16 @@ def prove_all(postings, tag):
                       check=False).returncode != 0:
             raise log.StepError('no branch posting/%s in %s: make postings first'
                                 % (p.name, paths.SRC))
+        head = source.git(['rev-parse', 'posting/' + p.name]).stdout.strip()
+        earlier = load_result(p.name) or {}
+        kept = earlier.get('proofs', []) if earlier.get('branch_head') == head else []
+
+        def save(recs, name=p.name, kept=kept, head=head):
+            results.write_json(os.path.join(PROOF_RESULTS, name + '.json'),
+                               {'posting': name, 'base': source.base_version(),
+                                'branch_head': head, 'proofs': merged(kept, recs)})
         with source.checked_out(tag):
-            recs = prove(p, tag)
-        results.write_json(os.path.join(PROOF_RESULTS, p.name + '.json'),
-                           {'posting': p.name, 'base': source.base_version(),
-                            'branch_head': source.git(['rev-parse', 'posting/' + p.name]
-                                                      ).stdout.strip(),
-                            'proofs': recs})
+            recs = prove(p, tag, runners, save)
         bad += sum(1 for r in recs if not r['proven'])
     return 1 if bad else 0
 

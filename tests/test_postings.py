@@ -227,6 +227,16 @@ class ProofOutcomeTest(unittest.TestCase):
         self.assertEqual(postproof.kunit_json_outcome(data, 'refcount/x'), 'missing')
 
 
+class MergedTest(unittest.TestCase):
+    def test_rerun_replaces_only_its_own_records(self):
+        a = {'test': 'kasan/x', 'how': 'cell sync', 'before': 'base', 'proven': False}
+        b = {'test': 'kasan/x', 'how': 'kunit.py --arch=x86_64', 'before': 'base',
+             'proven': True}
+        a2 = dict(a, proven=True)
+        self.assertEqual(postproof.merged([a, b], [a2]), [b, a2])
+        self.assertEqual(postproof.merged([], [a]), [a])
+
+
 class TcgWrapperTest(unittest.TestCase):
     """kunit/bin/qemu-system-*-tcg keep only -accel tcg of kunit.py's list."""
 
