@@ -81,10 +81,12 @@ def unknown_ids_accounted(output, patch_text, cited):
     """checkpatch's findings minus its 'Unknown commit id' warnings for ids
     listed in cited whose subject the patch quotes exactly as listed."""
     left = []
+    # A message may wrap the quoted subject over two lines.
+    flat = ' '.join(patch_text.split())
     for f in checkpatch_findings(output):
         m = _UNKNOWN_ID.match(f)
         subject = cited.get(m.group(1)[:12]) if m else None
-        if subject and '%s ("%s")' % (m.group(1), subject) in patch_text:
+        if subject and '%s ("%s")' % (m.group(1), subject) in flat:
             continue
         left.append(f)
     return left

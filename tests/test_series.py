@@ -103,6 +103,10 @@ class CitedCommits(unittest.TestCase):
         text = 'Fixes: 25c17c4b55de ("hugetlb: arm64: add mte support")\n'
         self.assertEqual(series.unknown_ids_accounted(self.OUT, text, self.CITED), [])
 
+    def test_subject_wrapped_in_the_message_is_accounted(self):
+        text = 'Since commit 25c17c4b55de ("hugetlb: arm64:\nadd mte support"), x\n'
+        self.assertEqual(series.unknown_ids_accounted(self.OUT, text, self.CITED), [])
+
     def test_wrong_subject_or_unlisted_id_still_fails(self):
         text = 'Fixes: 25c17c4b55de ("hugetlb: add mte support")\n'
         self.assertEqual(len(series.unknown_ids_accounted(self.OUT, text, self.CITED)), 1)
