@@ -190,6 +190,17 @@ def test_alone_branch(posting):
     return branch
 
 
+def short(proof):
+    """describe() for a table: the cell, or kunit.py's arch, KASAN mode and
+    kernel arguments."""
+    if proof.runner == 'cell':
+        return 'cell ' + proof.cell
+    modes = [k.split('=')[0][len('CONFIG_'):] for k in proof.kconfig
+             if k.startswith('CONFIG_KASAN_') and 'KUNIT' not in k]
+    return 'kunit.py %s %s%s' % (proof.arch, ','.join(modes),
+                                 ''.join(' ' + a for a in proof.kernel_args))
+
+
 def describe(proof):
     if proof.runner == 'cell':
         return 'cell %s' % proof.cell
@@ -278,10 +289,10 @@ def markdown(postings_):
             rec = next((r for r in (res or {}).get('proofs', ())
                         if r['test'] == pr.test and r['how'] == describe(pr)), None)
             if rec is None:
-                proofs.append('%s on %s: not run yet' % (pr.test, describe(pr)))
+                proofs.append('%s on %s: not run yet' % (pr.test, short(pr)))
             else:
                 proofs.append('%s on %s: %s%s -> %s' % (
-                    pr.test, describe(pr),
+                    pr.test, short(pr),
                     '' if pr.before == 'base' else '(its test alone) ',
                     rec['base']['result'].upper(), rec['posting']['result'].upper()))
         rows.append('| `%s`: %s | %s | %d | %s | %s |' % (

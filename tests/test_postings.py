@@ -227,6 +227,17 @@ class ProofOutcomeTest(unittest.TestCase):
         self.assertEqual(postproof.kunit_json_outcome(data, 'refcount/x'), 'missing')
 
 
+class ShortTest(unittest.TestCase):
+    def test_short_names(self):
+        pr = postings.Proof('kunit.py', 'kasan/x', arch='arm64',
+                            kconfig=('CONFIG_KASAN=y', 'CONFIG_KASAN_HW_TAGS=y',
+                                     'CONFIG_KASAN_KUNIT_TEST=y'),
+                            kernel_args=('kasan.mode=asymm',))
+        self.assertEqual(postproof.short(pr), 'kunit.py arm64 KASAN_HW_TAGS kasan.mode=asymm')
+        self.assertEqual(postproof.short(postings.Proof('cell', 'kasan/x', cell='sync')),
+                         'cell sync')
+
+
 class MergedTest(unittest.TestCase):
     def test_rerun_replaces_only_its_own_records(self):
         a = {'test': 'kasan/x', 'how': 'cell sync', 'before': 'base', 'proven': False}
