@@ -6,7 +6,7 @@ export KMT_BASE := $(BASE)
 endif
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
-.PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff postings postings-check postings-prove cells cover compare lava lava-run lava-import clean distclean
+.PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff postings postings-check postings-prove reverts cells cover compare lava lava-run lava-import clean distclean
 
 run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
 	$(KMT) run
@@ -36,6 +36,8 @@ postings-check: ## BASE=7.3: each posting applies alone, checkpatch, recipients,
 	$(KMT) postings check $(if $(filter-out 0,$(STATIC)),--static) $(POSTING)
 postings-prove: ## BASE=7.3: each posting's proofs: the test fails on the base as shipped, passes with the posting alone
 	$(KMT) postings prove $(POSTING)
+reverts:        ## each change of the series reverted alone: the tests patches/reverts.toml names must fail (CHANGE=part of a subject: only that one)
+	$(KMT) reverts run $(CHANGE)
 cells:
 	$(KMT) cells
 cover:          ## the cover letter and README results from the last run (6.12: make bench; BASE=7.3: make check)

@@ -152,6 +152,28 @@ def cmd_postings(args):
     return 1 if any(found.values()) else 0
 
 
+def cmd_reverts(args):
+    from . import reverts
+    entries = reverts.load()
+    if args.changes:
+        entries = [e for e in entries if any(c in e.change or c == e.slug for c in args.changes)]
+        if not entries:
+            raise log.StepError('no entry of reverts.toml matches %s' % ' '.join(args.changes))
+    if args.action == 'list':
+        for e in entries:
+            print('%s (cell %s)\n  fails: %s%s' % (e.change, e.cell, ' '.join(e.fails),
+                                                    '\n  passes: ' + ' '.join(e.passes)
+                                                    if e.passes else ''))
+        return 0
+    if args.action == 'readme':
+        replace_readme_section('reverts-%s' % paths.BASE_NAME, reverts.markdown(reverts.load()))
+        log.info('updated the reverts table in README.md')
+        return 0
+    setup_host()
+    source.ensure_base()
+    return reverts.run_all(entries)
+
+
 def cmd_matrix(args, name):
     if args.dry_run:
         print('\n'.join(plan.matrix_plan(name, args.cell)))
@@ -251,6 +273,9 @@ def main(argv=None):
     p.add_argument('--runner', action='append', choices=('cell', 'kunit.py'),
                    help='prove: only the proofs of this runner (repeatable); the '
                         'others keep their last results')
+    p = sub.add_parser('reverts', help="each change reverted: its tests must fail")
+    p.add_argument('action', choices=('run', 'list', 'readme'))
+    p.add_argument('changes', nargs='*', help='entries of reverts.toml (part of the subject)')
     p = sub.add_parser('lava-run')
     p.add_argument('--all', action='store_true', help='a cell of the ALL=1 matrix')
     p.add_argument('--boot', help="instead of a cell: one boot of make bench's QUICK plan "
@@ -338,6 +363,8 @@ def main(argv=None):
                 len(names), os.path.relpath(paths.PATCHES, paths.REPO), ' '.join(names)))
         elif args.cmd == 'postings':
             return cmd_postings(args)
+        elif args.cmd == 'reverts':
+            return cmd_reverts(args)
         elif args.cmd == 'signoff':
             names = identity.sign_series(args.identity, dry_run=args.dry_run)
             log.info('%s %d patches as %s: %s' % (

@@ -27,7 +27,7 @@ import subprocess
 
 from . import asmcheck, build, log, paths, results, source, targets
 
-QUICK_GATES = ('checkpatch', 'maintainers', 'warnings', 'docs', 'asm')
+QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'warnings', 'docs', 'asm')
 ALL_GATES = QUICK_GATES + ('bisect', 'configs')
 # Configurations the whole series must build with (Image only), beyond
 # the ones the matrix boots.
@@ -279,6 +279,37 @@ def gate_docs(tag):
     return _record('docs', tests, logfile)
 
 
+# ---- order: no commit's tests wait for a later commit ---------------------
+
+# "... fail until the next patch ...": the commit's own tests fail at that
+# commit, so a bisection that stops there sees a failure the series
+# itself put in. Tests come with or after the change they check.
+_LATER = re.compile(r'\b(?:until|before)\s+(?:the\s+)?(?:next|following|later|a\s+later)'
+                    r'\s+(?:patch|commit|change)', re.I)
+
+
+def order_findings(subject, message):
+    """The sentences of a commit message that say its tests fail until a
+    later commit of the series."""
+    text = ' '.join(message.split())
+    found = []
+    for sentence in re.split(r'(?<=[.;:])\s+', text):
+        if re.search(r'\bfail', sentence, re.I) and _LATER.search(sentence):
+            found.append(sentence)
+    return found
+
+
+def gate_order(tag):
+    tests = []
+    for sha, subject in series_commits(tag):
+        body = source.git(['log', '-1', '--format=%B', sha]).stdout
+        found = order_findings(subject, body)
+        tests.append(_test('order', subject, not found,
+                           'its tests fail until a later commit (move them after it): "%s"'
+                           % found[0][:200] if found else ''))
+    return _record('order', tests)
+
+
 # ---- builds: bisectability and configuration variants --------------------
 
 def gate_bisect(tag):
@@ -325,7 +356,7 @@ def gate_asm(tag):
     return _record('asm', tests, logfile)
 
 
-GATES = {'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers,
+GATES = {'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers, 'order': gate_order,
          'warnings': gate_warnings, 'docs': gate_docs, 'asm': gate_asm,
          'bisect': gate_bisect, 'configs': gate_configs}
 

@@ -124,3 +124,34 @@ class CitedCommits(unittest.TestCase):
         for b in bases.BASES.values():
             series.load_cited_commits(os.path.join(paths.REPO, b.patch_dir,
                                                    'cited-commits.txt'))
+
+
+# The arm64_mte suite's message as it was when the suite came before the
+# change it checks (the series had it as patch 14 of 15, TCMA1 as 15).
+TEST_BEFORE_ITS_FIX = """\
+On 6.12 with CONFIG_KASAN_HW_TAGS=n both cases fail on an MTE system
+(QEMU -machine virt,mte=on -cpu max, -smp 2 or more for the hotplug
+case) until the next patch sets TCMA1 whenever CONFIG_ARM64_MTE is
+enabled. With CONFIG_KASAN_HW_TAGS=y they pass before and after it.
+"""
+
+
+class Order(unittest.TestCase):
+    def test_a_test_that_fails_until_the_next_patch(self):
+        found = series.order_findings('arm64: mte: add a KUnit suite', TEST_BEFORE_ITS_FIX)
+        self.assertEqual(len(found), 1)
+        self.assertIn('until the next patch sets TCMA1', found[0])
+
+    def test_a_fix_that_names_the_test_after_it(self):
+        self.assertEqual(series.order_findings('arm64: mte: set TCMA1', (
+            'The next patch adds a KUnit suite, arm64_mte, that reads TCR_EL1; it\n'
+            'fails without this change and passes with it.\n')), [])
+
+    def test_the_series_as_exported(self):
+        import os
+        from kmt import paths, source
+        for name in source.read_series():
+            with open(os.path.join(paths.PATCHES, name)) as f:
+                text = f.read()
+            body = text.split('\n\n', 1)[1].split('\n---\n', 1)[0]
+            self.assertEqual(series.order_findings(name, body), [], name)
