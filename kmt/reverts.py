@@ -1,24 +1,33 @@
-"""make reverts: every assertion of the series' tests is seen failing with
-the change it checks reverted. A test that passes whether or not its
-change is there cannot fail and proves nothing.
+"""make reverts: each listed case of the series' tests is seen failing
+with the change it checks reverted. A case that passes whether or not its
+change is there cannot fail and proves nothing. (Per case, not per
+assertion: a case with one live assertion and one dead one is shown by the
+live one; the commit messages say which assertions are which.)
 
 patches/reverts.toml lists, per change of the series (by subject), the
-cell to run and the tests that must fail with that change reverted from
-the series (and, optionally, tests that must still pass: they check the
+cell to run and the cases that must fail with that change reverted from
+the series (and, optionally, cases that must still pass: they check the
 other changes). For each entry:
 
-  1. branch revert/SLUG of the kernel tree = the series with that commit
-     reverted (git revert, in a worktree of its own; a revert that does
-     not apply is an error, never a skip);
-  2. the cell's configuration built from that branch (out dir
-     revert-CONFIG, so the next entry recompiles only what differs) and
-     booted with only the suites that hold the listed tests;
-  3. each "fails" test must report FAIL itself (a panic, timeout or lost
-     result is not the failure asked for), each "passes" test PASS, with
-     no kernel report.
+  1. the series is applied from patches/ (make prepare), so what is
+     reverted is what patches/ holds, and a listed case must have passed
+     in that cell in the last make check of this same series (the
+     baseline: a case broken on the series is not "shown" by a revert);
+  2. branch revert/SLUG of the kernel tree = the series with that commit
+     reverted (git revert; a revert that does not apply is an error,
+     never a skip), checked out in a worktree of its own
+     (BASE_BUILD/revert-linux: the kernel tree's checkout never moves);
+  3. the cell's configuration built there (out dir revert-CONFIG, so the
+     next entry recompiles only what differs) and booted with only the
+     suites that hold the listed cases;
+  4. each "fails" case must report FAIL itself, each "passes" case PASS;
+     a panic, oops, KASAN or other kernel report, timeout or lost result
+     makes the entry fail (it is not the failure asked for).
 
-Results: RESULTS/reverts.json (per entry: the branch head, the counts, each
-test's status and detail) and the README table (<!-- reverts -->)."""
+Results: RESULTS/reverts.json (per entry: the series stamp, the branch
+head, the lists checked, the counts, each case's status and detail) and
+the README table (<!-- reverts -->), which says "stale" for a record of
+another series or other lists."""
 
 import os
 import re
@@ -45,7 +54,12 @@ class Revert:
 
     @property
     def slug(self):
-        return re.sub(r'[^a-z0-9]+', '-', self.change.lower()).strip('-')[:60]
+        return (re.sub(r'[^a-z0-9]+', '-', self.change.lower()).strip('-')[:60]
+                + '-' + self.cell)
+
+    @property
+    def key(self):
+        return '%s [%s]' % (self.change, self.cell)
 
 
 def reverts_file(patch_dir=None):
@@ -98,26 +112,41 @@ def load(path=None, subjects=None, cells=None):
             if t.split('/', 1)[0] not in cell.suites:
                 raise log.StepError('%s: cell %s does not run suite %s'
                                     % (where, cell.name, t.split('/', 1)[0]))
-        out.append(Revert(change=d['change'], cell=d['cell'], fails=tuple(d['fails']),
-                          passes=tuple(d.get('passes', ())), why=d.get('why', '')))
+        e = Revert(change=d['change'], cell=d['cell'], fails=tuple(d['fails']),
+                   passes=tuple(d.get('passes', ())), why=d.get('why', ''))
+        if any(o.key == e.key for o in out):
+            raise log.StepError('%s: a second entry for this change and cell' % where)
+        if set(e.fails) & set(e.passes):
+            raise log.StepError('%s: %s both fails and passes' % (
+                where, ', '.join(sorted(set(e.fails) & set(e.passes)))))
+        out.append(e)
     if not out:
         raise log.StepError('%s lists no [[revert]]' % os.path.basename(path))
     return out
 
 
-def verdict(entry, tests, problems):
-    """(ok, lines): each "fails" test FAILED by itself, each "passes" test
-    PASSED, and the run was whole (no panic, timeout or QEMU error; no
-    kernel report either when something must pass)."""
+def verdict(entry, tests, problems, baseline=None):
+    """(ok, lines): each "fails" case FAILED by itself, each "passes" case
+    PASSED, the run was whole (no panic, timeout, QEMU error or lost
+    result) and the kernel reported nothing (a KASAN report, oops or
+    warning is not the failure asked for). baseline: {SUITE/CASE: status}
+    of the series itself in the same cell; every listed case must have
+    passed there."""
     lines = []
-    broken = [p for p in problems if p['kind'] in BROKEN_RUN]
-    reports = [p for p in problems if p['kind'] in REPORT_KINDS and p['kind'] not in BROKEN_RUN]
+    broken = [p for p in problems if p['kind'] in BROKEN_RUN or p['kind'] in REPORT_KINDS]
     for p in broken:
         lines.append('run broken: %s' % p['text'][:160])
     status = {}
     for t in tests:
         status['%s/%s' % (t['suite'], t['name'])] = _st(t['status'])
     ok = not broken
+    if baseline is not None:
+        for t in entry.fails + entry.passes:
+            if baseline.get(t) != 'pass':
+                ok = False
+                lines.append('%s does not pass on the series itself (%s in the last make check '
+                             'of cell %s): nothing to compare with'
+                             % (t, (baseline.get(t) or 'no result').upper(), entry.cell))
     for t in entry.fails:
         st = status.get(t)
         if st == 'fail':
@@ -131,9 +160,6 @@ def verdict(entry, tests, problems):
         if st != 'pass':
             ok = False
             lines.append('%s must still pass, is %s' % (t, st.upper() if st else 'missing'))
-    if entry.passes and reports:
-        ok = False
-        lines += ['kernel report: %s' % p['text'][:160] for p in reports]
     return ok, lines
 
 
@@ -162,23 +188,59 @@ def revert_branch(entry, tip):
     return branch
 
 
-def run_one(entry, tip):
+REVERT_SRC = os.path.join(paths.BASE_BUILD, 'revert-linux')
+
+
+def worktree_at(ref):
+    """The revert worktree (a git worktree of the kernel tree, owned by
+    this tool) with ref checked out, detached; made on first use."""
+    if not os.path.isdir(REVERT_SRC):
+        source.git(['worktree', 'prune'])
+        source.git(['worktree', 'add', '-q', '--detach', REVERT_SRC, ref])
+    else:
+        source.git(['reset', '-q', '--hard'], cwd=REVERT_SRC)
+        source.git(['checkout', '-q', '--detach', ref], cwd=REVERT_SRC)
+    return REVERT_SRC
+
+
+def cell_for(entry, cases):
     from . import postproof
     cell = postproof.find_cell(entry.cell)
-    suites = tuple(s for s in cell.suites
-                   if any(t.split('/', 1)[0] == s for t in entry.fails + entry.passes))
-    cell = replace(cell, suites=suites)
+    return replace(cell, suites=tuple(s for s in cell.suites
+                                      if any(t.split('/', 1)[0] == s for t in cases)))
+
+
+def boot(cell, ref, name):
+    """Build cell's configuration at ref in the revert worktree and boot
+    it: the run's record (tests, problems, log)."""
+    src = worktree_at(ref)
+    image, initrd = build.build_all(cell.config, src=src, tree='revert')
+    return matrix.run_cell('revert-' + name, cell, image, initrd, [])
+
+
+def statuses(rec):
+    return {'%s/%s' % (t['suite'], t['name']): _st(t['status']) for t in rec['tests']}
+
+
+def run_one(entry, tip, base_rec):
+    """entry's revert on top of tip, judged against base_rec (the series
+    itself booted in the same cell with the same suites)."""
+    cases = entry.fails + entry.passes
+    cell = cell_for(entry, cases)
     branch = revert_branch(entry, tip)
     head = source.git(['rev-parse', branch]).stdout.strip()
-    source.git(['checkout', '-q', branch])
-    image, initrd = build.build_all(cell.config, tree='revert')
-    rec = matrix.run_cell('revert-' + entry.slug, cell, image, initrd, [])
-    ok, lines = verdict(entry, rec['tests'], rec['problems'])
+    rec = boot(cell, head, entry.slug)
+    base = statuses(base_rec)
+    # The baseline run must itself be whole: a report there taints it.
+    if any(p['kind'] in BROKEN_RUN or p['kind'] in REPORT_KINDS for p in base_rec['problems']):
+        base = {}
+    ok, lines = verdict(entry, rec['tests'], rec['problems'], base)
     for l in lines:
         log.info('  ' + l)
-    wanted = set(entry.fails + entry.passes)
-    return {'change': entry.change, 'cell': entry.cell, 'branch': branch, 'head': head,
-            'ok': ok, 'lines': lines, 'log': rec['log'],
+    wanted = set(cases)
+    return {'change': entry.change, 'cell': entry.cell, 'fails': list(entry.fails),
+            'passes': list(entry.passes), 'branch': branch, 'head': head,
+            'ok': ok, 'lines': lines, 'log': rec['log'], 'baseline_log': base_rec['log'],
             'tests': {'%s/%s' % (t['suite'], t['name']): {'status': _st(t['status']),
                                                          'detail': t.get('detail', '')}
                       for t in rec['tests']
@@ -206,46 +268,69 @@ def load_results():
         return json.load(f)
 
 
-def run_all(entries, tip='series'):
-    """Each entry in turn, the tree held; results saved after each one
-    (a run cut short keeps what it showed). 0 if every entry holds."""
-    old = load_results().get('reverts', [])
+def current_stamp():
+    tag = source.base_tag()
+    return source.series_stamp(tag, source.read_series(), paths.PATCHES)
+
+
+def run_all(entries):
+    """The series from patches/ (applied if the tree does not hold it),
+    then per cell the series itself and each entry's revert, in the
+    revert worktree; results saved after each entry (a run cut short
+    keeps what it showed). 0 if every entry holds."""
+    tag = source.ensure_base()
+    source.apply_series(tag=tag)
+    tip = source.git(['rev-parse', source.BRANCH]).stdout.strip()
+    stamp = current_stamp()
+    old = [r for r in load_results().get('reverts', [])
+           if r.get('stamp') == stamp]
     done = []
     bad = 0
-    with source.checked_out(tip) as _:
-        tip_head = source.git(['rev-parse', 'HEAD']).stdout.strip()
-        for i, e in enumerate(entries):
-            log.info('[%d/%d] without "%s" (cell %s): expect %s to fail'
-                     % (i + 1, len(entries), e.change, e.cell, ', '.join(e.fails)))
-            rec = run_one(e, tip_head)
-            rec['series_head'] = tip_head
-            bad += not rec['ok']
-            log.info('%s: %s' % (e.change, 'every listed test fails without it' if rec['ok']
-                                 else 'NOT SHOWN: a listed test cannot see the change'))
-            done.append(rec)
-            keep = [r for r in old if r['change'] not in {d['change'] for d in done}]
-            results.write_json(RESULT_FILE, {'base': source.base_version(),
-                                             'reverts': keep + done})
+    base_recs = {}
+    # Entries of one configuration together: each build after the first
+    # recompiles only what the revert changes.
+    order = sorted(entries, key=lambda e: (cell_for(e, e.fails).config, entries.index(e)))
+    for i, e in enumerate(order):
+        if e.cell not in base_recs:
+            cell = cell_for(e, [t for x in entries if x.cell == e.cell
+                                for t in x.fails + x.passes])
+            log.info('the series itself in cell %s (the baseline)' % e.cell)
+            base_recs[e.cell] = boot(cell, tip, 'series-' + e.cell)
+        log.info('[%d/%d] without "%s" (cell %s): expect %s to fail'
+                 % (i + 1, len(order), e.change, e.cell, ', '.join(e.fails)))
+        rec = run_one(e, tip, base_recs[e.cell])
+        rec.update(series_head=tip, stamp=stamp, key=e.key)
+        bad += not rec['ok']
+        log.info('%s: %s' % (e.key, 'every listed case fails without it' if rec['ok']
+                             else 'NOT SHOWN (above: why)'))
+        done.append(rec)
+        keys = {d['key'] for d in done}
+        results.write_json(RESULT_FILE, {'base': source.base_version(),
+                                         'reverts': [r for r in old if r.get('key') not in keys]
+                                         + done})
     return 1 if bad else 0
 
 
-def markdown(entries):
-    """The README table: each change, the tests that fail without it, as
-    last run."""
-    res = {r['change']: r for r in load_results().get('reverts', [])}
-    rows = ['| change reverted | cell | tests that must fail without it | seen |',
+def markdown(entries, stamp=None):
+    """The README table: each change, the cases that fail without it, as
+    last run; "stale" for a record of another series or other lists."""
+    stamp = stamp or current_stamp()
+    res = {r.get('key'): r for r in load_results().get('reverts', [])}
+    rows = ['| change reverted | cell | cases that must fail without it | seen |',
             '|---|---|---|---|']
     for e in entries:
-        r = res.get(e.change)
+        r = res.get(e.key)
         if r is None:
             seen = 'not run yet'
+        elif (r.get('stamp') != stamp or tuple(r.get('fails', ())) != e.fails
+              or tuple(r.get('passes', ())) != e.passes):
+            seen = 'stale (another series or other cases): run make reverts'
         else:
-            seen = '<br>'.join('%s %s' % (t, r['tests'].get(t, {}).get('status', 'missing')
-                                          .upper()) for t in e.fails)
+            got = lambda t: r['tests'].get(t, {}).get('status', 'missing').upper()
+            seen = '<br>'.join('%s %s' % (t.split('/', 1)[1], got(t)) for t in e.fails)
             if e.passes:
                 seen += '<br>(still pass: %s)' % ', '.join(
-                    '%s %s' % (t.split('/', 1)[1], r['tests'].get(t, {}).get('status', 'missing')
-                               .upper()) for t in e.passes)
+                    '%s %s' % (t.split('/', 1)[1], got(t)) for t in e.passes)
             if not r['ok']:
                 seen += '<br>**not shown**'
         rows.append('| %s | %s | %s | %s |' % (e.change, e.cell,

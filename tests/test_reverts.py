@@ -40,7 +40,17 @@ class LoadTest(unittest.TestCase):
     def test_one(self):
         (e,) = load_toml(ONE)
         self.assertEqual(e.fails, ('kasan/page_table_untagged',))
-        self.assertEqual(e.slug, 'mm-skip-kasan-tagging-of-page-table-pages')
+        self.assertEqual(e.slug, 'mm-skip-kasan-tagging-of-page-table-pages-sync')
+
+    def test_the_same_change_in_two_cells(self):
+        two = load_toml(ONE + ONE.replace('"sync"', '"distro"').replace('kasan/', 'arm64-mte/'))
+        self.assertEqual(len({e.slug for e in two}), 2)
+
+    def test_the_same_change_and_cell_twice(self):
+        self.assertRefused(ONE + ONE, 'a second entry for this change and cell')
+
+    def test_a_case_that_must_fail_and_pass(self):
+        self.assertRefused(ONE + 'passes = ["kasan/page_table_untagged"]\n', 'both fails and passes')
 
     def assertRefused(self, text, words):
         with self.assertRaises(log.StepError) as cm:
@@ -115,26 +125,46 @@ class VerdictTest(unittest.TestCase):
         self.assertFalse(ok)
         self.assertIn('kasan/kernel_stack_untagged must still pass, is FAIL', lines)
 
-    def test_a_kernel_report_fails_what_must_pass(self):
-        ok, _ = reverts.verdict(self.e, [test('kasan', 'page_table_untagged', 'fail'),
-                                         test('kasan', 'kernel_stack_untagged', 'pass')],
-                                [{'kind': 'kasan', 'text': 'BUG: KASAN: invalid-access'}])
+    def test_a_kernel_report_is_not_the_failure_asked_for(self):
+        e = load_toml(ONE)[0]
+        ok, lines = reverts.verdict(e, [test('kasan', 'page_table_untagged', 'fail')],
+                                    [{'kind': 'oops', 'text': 'Internal error: Oops'}])
         self.assertFalse(ok)
+        self.assertIn('run broken: Internal error: Oops', lines)
+
+    def test_a_case_broken_on_the_series_itself(self):
+        ok, lines = reverts.verdict(self.e, [test('kasan', 'page_table_untagged', 'fail'),
+                                             test('kasan', 'kernel_stack_untagged', 'pass')], [],
+                                    baseline={'kasan/page_table_untagged': 'fail',
+                                              'kasan/kernel_stack_untagged': 'pass'})
+        self.assertFalse(ok)
+        self.assertTrue(any('does not pass on the series itself' in l for l in lines), lines)
+
+    def test_with_its_baseline(self):
+        ok, lines = reverts.verdict(self.e, [test('kasan', 'page_table_untagged', 'fail'),
+                                             test('kasan', 'kernel_stack_untagged', 'pass')], [],
+                                    baseline={'kasan/page_table_untagged': 'pass',
+                                              'kasan/kernel_stack_untagged': 'pass'})
+        self.assertTrue(ok, lines)
 
 
 class MarkdownTest(unittest.TestCase):
-    def test_not_run_yet_and_shown(self):
+    def test_not_run_yet_shown_and_stale(self):
         e = load_toml(ONE)[0]
         saved = reverts.RESULT_FILE
         with tempfile.TemporaryDirectory() as d:
             reverts.RESULT_FILE = os.path.join(d, 'reverts.json')
             try:
-                self.assertIn('| not run yet |', reverts.markdown([e]))
+                self.assertIn('| not run yet |', reverts.markdown([e], stamp='s1'))
                 from kmt import results
-                results.write_json(reverts.RESULT_FILE, {'reverts': [
-                    {'change': e.change, 'ok': True,
-                     'tests': {'kasan/page_table_untagged': {'status': 'fail'}}}]})
-                self.assertIn('| kasan/page_table_untagged FAIL |', reverts.markdown([e]))
+                rec = {'key': e.key, 'change': e.change, 'ok': True, 'stamp': 's1',
+                       'fails': list(e.fails), 'passes': [],
+                       'tests': {'kasan/page_table_untagged': {'status': 'fail'}}}
+                results.write_json(reverts.RESULT_FILE, {'reverts': [rec]})
+                self.assertIn('| page_table_untagged FAIL |', reverts.markdown([e], stamp='s1'))
+                self.assertIn('stale', reverts.markdown([e], stamp='s2'))
+                e2 = load_toml(ONE + 'passes = ["kasan/kernel_stack_untagged"]\n')[0]
+                self.assertIn('stale', reverts.markdown([e2], stamp='s1'))
             finally:
                 reverts.RESULT_FILE = saved
 

@@ -150,8 +150,9 @@ class Order(unittest.TestCase):
     def test_the_series_as_exported(self):
         import os
         from kmt import paths, source
-        for name in source.read_series():
-            with open(os.path.join(paths.PATCHES, name)) as f:
-                text = f.read()
-            body = text.split('\n\n', 1)[1].split('\n---\n', 1)[0]
-            self.assertEqual(series.order_findings(name, body), [], name)
+        for d in (os.path.join(paths.REPO, 'patches'), os.path.join(paths.REPO, 'patches', '7.3')):
+            for name in source.read_series(d):
+                with open(os.path.join(d, name)) as f:
+                    text = f.read()
+                body = text.split('\n\n', 1)[1].split('\n---\n', 1)[0]
+                self.assertEqual(series.order_findings(name, body), [], name)
