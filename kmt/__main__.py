@@ -144,7 +144,7 @@ def cmd_postings(args):
             postings.write(p, tag)
         return 0
     if args.action == 'prove':
-        return postproof.prove_all(chosen, tag, args.runner)
+        return postproof.prove_all(chosen, tag, args.runner, args.cell)
     found = postings.check(chosen, tag, with_tree=not args.static)
     for name, problems in found.items():
         print('%s: %s' % (name, 'fit to send' if not problems else

@@ -209,13 +209,22 @@ def describe(proof):
         ['--kernel_args ' + a for a in proof.kernel_args]))
 
 
-def prove(posting, tag, runners=None, save=None):
-    """Each proof of posting (runners: only those run by these runners),
-    base then posting; returns the records, passing them to save() after
-    each proof (a run cut short keeps what it proved)."""
+def selected(proof, runners=None, cells=None):
+    """Whether a proof is run: runners, only those of these runners;
+    cells, of the cell proofs only those on these cells."""
+    if runners and proof.runner not in runners:
+        return False
+    return not (cells and proof.runner == 'cell' and proof.cell not in cells)
+
+
+def prove(posting, tag, runners=None, save=None, cells=None):
+    """Each proof of posting (runners: only those run by these runners;
+    cells: of the cell proofs, only those on these cells), base then
+    posting; returns the records, passing them to save() after each proof
+    (a run cut short keeps what it proved)."""
     out = []
     for proof in posting.proofs:
-        if runners and proof.runner not in runners:
+        if not selected(proof, runners, cells):
             continue
         runner = RUNNERS[proof.runner]
         if proof.before == 'test-alone':
@@ -244,7 +253,7 @@ def merged(old, new):
     return [r for r in old if key(r) not in fresh] + list(new)
 
 
-def prove_all(postings, tag, runners=None):
+def prove_all(postings, tag, runners=None, cells=None):
     os.makedirs(PROOF_RESULTS, exist_ok=True)
     bad = 0
     for p in postings:
@@ -264,7 +273,7 @@ def prove_all(postings, tag, runners=None):
                                {'posting': name, 'base': source.base_version(),
                                 'branch_head': head, 'proofs': merged(kept, recs)})
         with source.checked_out(tag):
-            recs = prove(p, tag, runners, save)
+            recs = prove(p, tag, runners, save, cells)
         bad += sum(1 for r in recs if not r['proven'])
     return 1 if bad else 0
 

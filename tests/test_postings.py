@@ -271,3 +271,15 @@ class TcgWrapperTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class SelectedTest(unittest.TestCase):
+    def test_runner_and_cell_filters(self):
+        cell = postings.Proof(runner='cell', test='mte/x', cell='sync')
+        big = postings.Proof(runner='cell', test='mte/x', cell='run-sync')
+        kunit = postings.Proof(runner='kunit.py', test='kasan/x', arch='arm64')
+        self.assertTrue(all(postproof.selected(p) for p in (cell, big, kunit)))
+        self.assertEqual([postproof.selected(p, cells=['sync']) for p in (cell, big, kunit)],
+                         [True, False, True])
+        self.assertEqual([postproof.selected(p, runners=['cell'], cells=['sync'])
+                          for p in (cell, big, kunit)], [True, False, False])
