@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import subprocess
 import tempfile
 
@@ -286,6 +287,15 @@ def load_result(name):
         return json.load(f)
 
 
+def why_failed(run):
+    """' (the kernel report)' when a run failed by a kernel report rather
+    than by the test's own verdict, '' otherwise."""
+    if run.get('result') != 'fail' or not run.get('problems'):
+        return ''
+    text = re.sub(r'^\[\s*[0-9.]+\]\s*', '', run['problems'][0])
+    return ' (%s)' % text.replace('|', '/')[:80]
+
+
 def markdown(postings_):
     """The README's table of the postings: what each is, its proofs as last
     run (make postings-prove) and whether it is ready to send."""
@@ -300,10 +310,11 @@ def markdown(postings_):
             if rec is None:
                 proofs.append('%s on %s: not run yet' % (pr.test, short(pr)))
             else:
-                proofs.append('%s on %s: %s%s -> %s' % (
+                proofs.append('%s on %s: %s%s%s -> %s' % (
                     pr.test, short(pr),
                     '' if pr.before == 'base' else '(its test alone) ',
-                    rec['base']['result'].upper(), rec['posting']['result'].upper()))
+                    rec['base']['result'].upper(), why_failed(rec['base']),
+                    rec['posting']['result'].upper()))
         rows.append('| `%s`: %s | %s | %d | %s | %s |' % (
             p.name, p.what, p.kind, len(p.commits), '<br>'.join(proofs) or 'none',
             p.status))

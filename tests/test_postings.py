@@ -283,3 +283,14 @@ class SelectedTest(unittest.TestCase):
                          [True, False, True])
         self.assertEqual([postproof.selected(p, runners=['cell'], cells=['sync'])
                           for p in (cell, big, kunit)], [True, False, False])
+
+
+class WhyFailedTest(unittest.TestCase):
+    def test_a_kernel_report_is_named(self):
+        self.assertEqual(postproof.why_failed({'result': 'fail', 'problems': [
+            '[  149.092177] BUG: KASAN: invalid-access in clear_page+0xc/0x74']}),
+            ' (BUG: KASAN: invalid-access in clear_page+0xc/0x74)')
+
+    def test_the_test_s_own_failure(self):
+        self.assertEqual(postproof.why_failed({'result': 'fail', 'problems': []}), '')
+        self.assertEqual(postproof.why_failed({'result': 'pass', 'problems': ['x']}), '')
