@@ -24,7 +24,7 @@ other changes). For each entry:
      a panic, oops, KASAN or other kernel report, timeout or lost result
      makes the entry fail (it is not the failure asked for).
 
-Results: RESULTS/reverts.json (per entry: the series stamp, the branch
+Results: RESULTS/reverts.json (per entry: the stamp of the series' diffs, the branch
 head, the lists checked, the counts, each case's status and detail) and
 the README table (<!-- reverts -->), which says "stale" for a record of
 another series or other lists."""
@@ -268,9 +268,19 @@ def load_results():
         return json.load(f)
 
 
-def current_stamp():
-    tag = source.base_tag()
-    return source.series_stamp(tag, source.read_series(), paths.PATCHES)
+def current_stamp(patch_dir=None):
+    """What the series changes, without the commit messages: a hash of
+    each patch's diff, in order (a reworded message does not make a
+    revert run stale; a changed line of code does)."""
+    import hashlib
+    patch_dir = patch_dir or paths.PATCHES
+    h = hashlib.sha1(source.base_tag().encode())
+    for name in source.read_series(patch_dir):
+        with open(os.path.join(patch_dir, name)) as f:
+            text = f.read()
+        i = text.find('\ndiff --git ')
+        h.update(text[i:].encode() if i >= 0 else b'')
+    return h.hexdigest()
 
 
 def run_all(entries):

@@ -171,3 +171,18 @@ class MarkdownTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class StampTest(unittest.TestCase):
+    def write(self, d, body, diff):
+        with open(os.path.join(d, '0001-a.patch'), 'w') as f:
+            f.write('Subject: [PATCH] a\n\n%s\n---\n a | 1 +\n\ndiff --git a/a b/a\n%s' % (body, diff))
+        with open(os.path.join(d, 'series'), 'w') as f:
+            f.write('0001-a.patch\n')
+        return reverts.current_stamp(d)
+
+    def test_a_reworded_message_keeps_the_stamp(self):
+        with tempfile.TemporaryDirectory() as d:
+            one = self.write(d, 'why', '+x\n')
+            self.assertEqual(one, self.write(d, 'why, better said', '+x\n'))
+            self.assertNotEqual(one, self.write(d, 'why', '+y\n'))
