@@ -186,3 +186,4 @@ class StampTest(unittest.TestCase):
             one = self.write(d, 'why', '+x\n')
             self.assertEqual(one, self.write(d, 'why, better said', '+x\n'))
             self.assertNotEqual(one, self.write(d, 'why', '+y\n'))
+
