@@ -91,18 +91,25 @@ _KEYS = {'kind', 'what', 'commits', 'to', 'cc', 'no_stable', 'cover_subject',
 _PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig', 'kernel_args', 'before'}
 
 
+def read_toml(path, missing):
+    """A TOML file of this base's patch directory; StepError saying that
+    the base `missing` (e.g. "has no postings") when there is none, or
+    naming the file on a syntax error."""
+    if not os.path.exists(path):
+        raise log.StepError('%s does not exist: base %s %s'
+                            % (os.path.relpath(path, paths.REPO), paths.BASE_NAME, missing))
+    with open(path, 'rb') as f:
+        try:
+            return tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise log.StepError('%s: %s' % (path, e))
+
+
 def load(path=None):
     """The postings of postings.toml, in file order; StepError naming the
     entry on anything malformed."""
     path = path or postings_file()
-    if not os.path.exists(path):
-        raise log.StepError('%s does not exist: base %s has no postings'
-                            % (os.path.relpath(path, paths.REPO), paths.BASE_NAME))
-    with open(path, 'rb') as f:
-        try:
-            data = tomllib.load(f)
-        except tomllib.TOMLDecodeError as e:
-            raise log.StepError('%s: %s' % (path, e))
+    data = read_toml(path, 'has no postings')
     out = []
     for name, d in data.items():
         where = '%s [%s]' % (os.path.basename(path), name)

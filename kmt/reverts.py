@@ -32,7 +32,6 @@ another series or other lists."""
 import os
 import re
 import tempfile
-import tomllib
 from dataclasses import dataclass, replace
 from typing import Tuple
 
@@ -81,15 +80,9 @@ def load(path=None, subjects=None, cells=None):
     malformed: an unknown key, no test to fail, a change that is not a
     subject of the series, a cell that does not exist or does not run the
     test's suite."""
+    from .postings import read_toml
     path = path or reverts_file()
-    if not os.path.exists(path):
-        raise log.StepError('%s does not exist: base %s lists no reverts'
-                            % (os.path.relpath(path, paths.REPO), paths.BASE_NAME))
-    with open(path, 'rb') as f:
-        try:
-            data = tomllib.load(f)
-        except tomllib.TOMLDecodeError as e:
-            raise log.StepError('%s: %s' % (path, e))
+    data = read_toml(path, 'lists no reverts')
     subjects = series_subjects() if subjects is None else subjects
     if cells is None:
         from . import postproof
