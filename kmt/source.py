@@ -482,6 +482,16 @@ def cover_tables(md):
     return text.strip('\n') + '\n'
 
 
+def series_diffstat(src=None):
+    """git diff --stat of the base against the series branch, as a cover
+    letter carries it (72 columns); '' without a tree holding both."""
+    src = src or paths.SRC
+    if not os.path.isdir(os.path.join(src, '.git')):
+        return ''
+    res = git(['diff', '--stat=72', '--summary', base_tag(), BRANCH], cwd=src, check=False)
+    return res.stdout if res.returncode == 0 else ''
+
+
 def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     """patches/0000-cover-letter.patch from a template, the patch subjects
     of patches/series and the benchmark table written by make bench."""
@@ -497,6 +507,9 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     shortlog = '\n'.join('  %s' % s for s in subjects)
     body = text.format(count=len(patches), base=base or base_version(),
                        bench_table=table, shortlog=shortlog)
+    stat = series_diffstat()
+    if stat and '{shortlog}' in text:
+        body = body.rstrip('\n') + '\n\n' + stat
     out = os.path.join(patch_dir, '0000-cover-letter.patch')
     with open(out, 'w') as f:
         f.write('From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n')

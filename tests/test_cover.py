@@ -18,6 +18,12 @@ class CoverTablesTest(unittest.TestCase):
         self.assertNotIn('TCG wall time', out)
         self.assertNotIn('0.948', out)
 
+    def test_no_tree_no_diffstat(self):
+        import tempfile
+        from kmt import source
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(source.series_diffstat(d), '')
+
 
 if __name__ == '__main__':
     unittest.main()
