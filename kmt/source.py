@@ -505,7 +505,8 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     with open(bench_md) as f:
         table = plain_text(cover_tables(f.read()))
     shortlog = '\n'.join('  %s' % s for s in subjects)
-    body = text.format(count=len(patches), base=base or base_version(),
+    base = base or base_version()
+    body = text.format(count=len(patches), base=base, upstream=base.split('-')[0],
                        bench_table=table, shortlog=shortlog)
     stat = series_diffstat()
     if stat and '{shortlog}' in text:
