@@ -37,7 +37,7 @@ postings-check: ## BASE=7.3: each posting applies alone, checkpatch, recipients,
 postings-prove: ## BASE=7.3: each posting's proofs: the test fails on the base as shipped, passes with the posting alone
 	$(KMT) postings prove $(POSTING)
 reverts:        ## each change of the series reverted alone: the tests patches/reverts.toml names must fail (CHANGE=part of a subject: only that one)
-	$(KMT) reverts run $(CHANGE)
+	$(KMT) reverts run $(if $(CHANGE),'$(CHANGE)')
 cells:
 	$(KMT) cells
 cover:          ## the cover letter and README results from the last run (6.12: make bench; BASE=7.3: make check)
