@@ -145,6 +145,8 @@ def cmd_postings(args):
         return 0
     if args.action == 'prove':
         return postproof.prove_all(chosen, tag, args.runner, args.cell)
+    if args.action == 'measure':
+        return postproof.measure_all(chosen, tag)
     found = postings.check(chosen, tag, with_tree=not args.static)
     for name, problems in found.items():
         print('%s: %s' % (name, 'fit to send' if not problems else
@@ -266,7 +268,7 @@ def main(argv=None):
     p.add_argument('identity', help='"Full Name <user@example.com>"')
     sub.add_parser('cells')
     p = sub.add_parser('postings', help='the series as the postings its maintainers apply')
-    p.add_argument('action', choices=('write', 'check', 'prove', 'list', 'readme'))
+    p.add_argument('action', choices=('write', 'check', 'prove', 'measure', 'list', 'readme'))
     p.add_argument('names', nargs='*', help='postings (default: all of postings.toml)')
     p.add_argument('--static', action='store_true',
                    help='check: only what needs no kernel tree (headers, tags, cover)')

@@ -168,11 +168,20 @@ def build():
     return so
 
 
-def qemu_args(so, outfile, chains=0, tbpages=False):
+MAX_PCS = 16     # pc= arguments the plugin takes
+
+
+def qemu_args(so, outfile, chains=0, tbpages=False, pcs=()):
     """QEMU options loading the plugin; its output goes to outfile. With
     chains=DEPTH it also records each kernel tag store's call chain; with
-    tbpages, it counts translation blocks and page-crossing transitions."""
+    tbpages, it counts translation blocks and page-crossing transitions;
+    pcs: kernel addresses whose executions it counts (a function's
+    address: its calls)."""
+    if len(pcs) > MAX_PCS:
+        raise log.StepError('the plugin counts at most %d addresses, %d asked for'
+                            % (MAX_PCS, len(pcs)))
     arg = so + (',chains=%d' % chains if chains else '') + (',tbpages=1' if tbpages else '')
+    arg += ''.join(',pc=%x' % pc for pc in pcs)
     return ['-plugin', arg, '-d', 'plugin', '-D', outfile]
 
 
@@ -188,6 +197,9 @@ class PluginOutput:
         self.exit = None        # {'regions': n, 'open':, ..., 'counts': {...}}
         self.chains = {}        # {region: [(class, count, [pc, ...])]} (chains=DEPTH)
         self.blocks = None      # {'gm', 'dcz'}: bytes one STGM / DC GVA tags (the guest's)
+        self.pcs = []           # the pc= addresses, in the order counted
+        self.pc_regions = {}    # {region: [executions of each address]}
+        self.pc_exit = None     # [executions of each address over the whole run]
 
 
 def _counts(fields):
@@ -211,7 +223,13 @@ def parse(lines):
             if '=' in tok:
                 k, v = tok.split('=', 1)
                 fields[k] = v
-        if m.group(1).startswith('chain '):
+        if m.group(1).startswith('pcs '):
+            counts = [int(c) for c in fields.get('counts', '').split(',') if c]
+            if 'region' in fields:
+                out.pc_regions[int(fields['region'])] = counts
+            else:
+                out.pc_exit = counts
+        elif m.group(1).startswith('chain '):
             pcs = [int(p, 16) for p in fields['pcs'].split(',') if p]
             out.chains.setdefault(int(fields['region']), []).append(
                 (fields['class'], int(fields['count']), pcs))
@@ -219,6 +237,7 @@ def parse(lines):
             out.header = {'version': int(fields['version']), 'api': int(fields['api']),
                           'vcpus': int(fields['vcpus']),
                           'counters': fields.get('counters', '').split(',')}
+            out.pcs = [int(p, 16) for p in fields.get('pcs', '').split(',') if p]
         elif 'region' in fields:
             out.regions.append({'region': int(fields['region']), 'vcpu': int(fields['vcpu']),
                                 'end_vcpu': int(fields['end_vcpu']),
@@ -302,13 +321,14 @@ SELFTEST_TIMEOUT_S = 300
 _EXPECT = re.compile(r'^# kmt-tagtest (\S+) region=(\d+) ((?:\w+=\d+ ?)+)$')
 
 
-def parse_expectations(lines):
+def parse_expectations(lines, kind='executed'):
     """{region number: {counter: expected user count}} from the lines
-    kmt-tagtest prints, and whether it finished ('ok' line)."""
+    kmt-tagtest prints, and whether it finished ('ok' line). With
+    kind='called': {region: {kernel function: expected calls}}."""
     exp, ok = {}, False
     for line in lines:
         m = _EXPECT.match(line.strip())
-        if m:
+        if m and m.group(1) == kind:
             exp[int(m.group(2))] = {k: int(v) for k, v in
                                     (kv.split('=') for kv in m.group(3).split())}
         if re.match(r'^ok \d+ kmt-tagtest', line.strip()):
@@ -316,9 +336,10 @@ def parse_expectations(lines):
     return exp, ok
 
 
-def compare(expect, regions):
+def compare(expect, regions, others=()):
     """Differences between what kmt-tagtest executed (user space) and what
-    the plugin counted, as readable strings (empty: exact match)."""
+    the plugin counted, as readable strings (empty: exact match). others:
+    regions checked otherwise (compare_calls())."""
     errors = []
     by = {r['region']: r for r in regions}
     for n, want in sorted(expect.items()):
@@ -332,10 +353,43 @@ def compare(expect, regions):
             if got != w:
                 errors.append('region %d: %s counted %d in user space, executed %d'
                               % (n, name, got, w))
-    extra = sorted(set(by) - set(expect))
+    extra = sorted(set(by) - set(expect) - set(others))
     if extra:
         errors.append('unexpected region(s) %s' % ', '.join(map(str, extra)))
     return errors
+
+
+def compare_calls(expect, out, symbols):
+    """Differences between the calls kmt-tagtest made ({region: {function:
+    calls}}) and the plugin's pc= counts (out.pc_regions, in the order of
+    symbols)."""
+    errors = []
+    for n, want in sorted(expect.items()):
+        got = out.pc_regions.get(n)
+        if got is None:
+            errors.append('region %d: no pc= counts from the plugin' % n)
+            continue
+        for name, calls in sorted(want.items()):
+            i = symbols.index(name)
+            if got[i] != calls:
+                errors.append('region %d: %s counted %d time(s), called %d'
+                              % (n, name, got[i], calls))
+    return errors
+
+
+def kernel_symbols(image):
+    """{name: address} of the System.map beside a built kernel's
+    arch/ARCH/boot/Image."""
+    path = os.path.join(os.path.dirname(image), '..', '..', '..', 'System.map')
+    syms = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                addr, _, name = line.split()[:3]
+                syms.setdefault(name, int(addr, 16))
+    except OSError as e:
+        raise log.StepError('no System.map beside %s: %s' % (image, e))
+    return syms
 
 
 def selftest(image, initrd, logdir, tag='selftest'):
@@ -346,10 +400,15 @@ def selftest(image, initrd, logdir, tag='selftest'):
     outfile = os.path.join(logdir, 'plugin-%s.counts' % tag)
     if os.path.exists(outfile):
         os.unlink(outfile)
+    syms = kernel_symbols(image)
+    called = ['__arm64_sys_getppid']
+    if any(s not in syms for s in called):
+        return ['%s not in the System.map of %s' % (', '.join(called), image)], ''
     spec = bootspec.BootSpec(name='plugin-' + tag, image=image, initrd=initrd,
                              machine='mte', kasan='off', cmdline=('kmt.tagtest=1',),
                              smp=1, icount=True, seed=1,
-                             qemu_extra=tuple(qemu_args(so, outfile)),
+                             qemu_extra=tuple(qemu_args(so, outfile,
+                                                        pcs=[syms[s] for s in called])),
                              timeout_s=SELFTEST_TIMEOUT_S, logfile=logfile)
     res = qemu.run(spec, echo=False)
     if res.failure:
@@ -357,6 +416,10 @@ def selftest(image, initrd, logdir, tag='selftest'):
     expect, ok = parse_expectations(res.lines)
     if not ok or not expect:
         return ['kmt-tagtest did not run to completion (log %s)' % logfile], logfile
+    calls, _ = parse_expectations(res.lines, 'called')
+    if not calls:
+        return ['kmt-tagtest printed no system call region (log %s)' % logfile], logfile
     out = read_output(outfile, res.lines)
-    errors = compare(expect, out.regions)
+    errors = compare(expect, out.regions, others=calls)
+    errors += compare_calls(calls, out, called)
     return errors, logfile

@@ -62,6 +62,20 @@ class Proof:
 
 
 @dataclass(frozen=True)
+class Measure:
+    """One exact count of what the posting changes, on the base and with
+    the posting, in the kernel of `cell` (its configuration, machine and
+    KASAN mode), booted on one vCPU under the kmt-count plugin with
+    -icount running kmt-bench's `bench` (names, or 'all'): per operation
+    of each benchmark, the kernel's tag stores and the bytes they tag;
+    over the whole boot, the calls of each kernel function of `calls`."""
+    what: str
+    cell: str
+    bench: Tuple[str, ...]
+    calls: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Posting:
     name: str
     kind: str
@@ -76,6 +90,7 @@ class Posting:
     proofs: Tuple[Proof, ...] = ()
     # 'ready', or what is missing before it can be sent.
     status: str = ''
+    measures: Tuple[Measure, ...] = ()
 
 
 def postings_file(patch_dir=None):
@@ -87,8 +102,9 @@ def posting_dir(name, patch_dir=None):
 
 
 _KEYS = {'kind', 'what', 'commits', 'to', 'cc', 'no_stable', 'cover_subject',
-         'cover_text', 'proof', 'status'}
+         'cover_text', 'proof', 'status', 'measure'}
 _PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig', 'kernel_args', 'before'}
+_MEASURE_KEYS = {'what', 'cell', 'bench', 'calls'}
 
 
 def read_toml(path, missing):
@@ -142,10 +158,20 @@ def load(path=None):
             proofs.append(Proof(pr['runner'], pr['test'], pr.get('cell', ''),
                                 pr.get('arch', ''), tuple(pr.get('kconfig', ())),
                                 tuple(pr.get('kernel_args', ())), pr.get('before', 'base')))
+        measures = []
+        for m in d.get('measure', ()):
+            if set(m) - _MEASURE_KEYS or not (m.get('what') and m.get('cell')
+                                               and m.get('bench')):
+                raise log.StepError('%s: a measure is what, cell, bench (kmt-bench names '
+                                    'or ["all"]) and optionally calls (kernel functions)'
+                                    % where)
+            measures.append(Measure(m['what'], m['cell'], tuple(m['bench']),
+                                    tuple(m.get('calls', ()))))
         out.append(Posting(name, d['kind'], d['what'], tuple(d['commits']),
                            tuple(d.get('to', ())), tuple(d.get('cc', ())),
                            d.get('no_stable', ''), d.get('cover_subject', ''),
-                           d.get('cover_text', ''), tuple(proofs), d['status']))
+                           d.get('cover_text', ''), tuple(proofs), d['status'],
+                           tuple(measures)))
     return out
 
 

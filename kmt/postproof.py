@@ -22,7 +22,7 @@ import re
 import subprocess
 import tempfile
 
-from . import build, log, matrix, paths, results, source, targets
+from . import bench, build, log, matrix, paths, plugin, qemu, results, source, targets
 
 PROOF_RESULTS = os.path.join(paths.RESULTS, 'postings')
 KUNIT_DIR = os.path.join(paths.REPO, 'kunit')
@@ -162,6 +162,108 @@ def run_kunit_proof(posting, proof, ref, state):
 
 
 RUNNERS = {'cell': run_cell_proof, 'kunit.py': run_kunit_proof}
+
+# What a measure reports per benchmark operation (plugin.per_op names):
+# exact on one vCPU for what the posting changes (tag stores), and the
+# kernel's instructions, quoted only where two runs agree.
+MEASURED = ('tag_stores_per_op', 'tagged_bytes_per_op', 'plugin_insn_kernel_per_op')
+MEASURE_RUNS = 2
+
+
+def run_measure(posting, m, ref, state, run):
+    """One plugin boot of the cell's kernel built from ref: kmt-bench's
+    benchmarks on one vCPU with -icount, the calls of m.calls counted over
+    the whole boot."""
+    cell = find_cell(m.cell)
+    switch_to(ref)
+    image, initrd = build.build_all(cell.config, tree='proof', series_tests=False)
+    syms = plugin.kernel_symbols(image)
+    missing = [c for c in m.calls if c not in syms]
+    if missing:
+        raise log.StepError('%s: %s not in the System.map of %s (inlined?)'
+                            % (posting.name, ', '.join(missing), image))
+    so = plugin.build()
+    name = '%s-measure-%s-%s-%d' % (posting.name, cell.name, state, run)
+    logfile = os.path.join(paths.LOGS, 'postings', name + '.log')
+    counts = logfile[:-len('.log')] + '.counts'
+    os.makedirs(os.path.dirname(logfile), exist_ok=True)
+    if os.path.exists(counts):
+        os.unlink(counts)
+    spec = bench.boot_spec(name, image, initrd, cell.kasan, ','.join(m.bench), True,
+                           'measure', time_only=True, machine=cell.machine,
+                           logfile=logfile)
+    spec = spec.replace(qemu_extra=tuple(plugin.qemu_args(
+        so, counts, pcs=[syms[c] for c in m.calls])))
+    with log.phase('measure %s on %s (%s, run %d), log %s' % (
+            posting.name, ref, cell.name, run, os.path.relpath(logfile, paths.REPO))):
+        res = qemu.run(spec, echo=False)
+        res.check()
+    parsed = bench.parse_bench(res.lines)
+    out = plugin.read_output(counts, res.lines)
+    out.blocks = bench.tag_blocks(res.lines, cell.machine)
+    regions = plugin.attribute(out.regions, [(b, v['ops']) for b, v in parsed.items()])
+    per = {}
+    for b, (ops, region) in regions.items():
+        figs = plugin.per_op(region, ops, out.blocks)
+        per[b] = {k: figs[k] for k in MEASURED}
+        per[b]['ops'] = ops
+    return {'bench': per, 'calls': dict(zip(m.calls, out.pc_exit or [])),
+            'log': os.path.relpath(logfile, paths.REPO)}
+
+
+def repeated(runs):
+    """The figures of several runs of one kernel: each value where every
+    run agrees, None where they differ (not a measurement yet)."""
+    first = runs[0]
+    bench_ = {}
+    for b, figs in first['bench'].items():
+        bench_[b] = {k: (v if all(r['bench'].get(b, {}).get(k) == v for r in runs) else None)
+                     for k, v in figs.items()}
+    calls = {c: (v if all(r['calls'].get(c) == v for r in runs) else None)
+             for c, v in first['calls'].items()}
+    return {'bench': bench_, 'calls': calls}
+
+
+def measure_lines(posting, m, base, after):
+    """Readable lines: base -> posting for every figure that repeats."""
+    def fmt(v):
+        return 'differs between runs' if v is None else ('%g' % v)
+    lines = ['%s: %s (cell %s)' % (posting.name, m.what, m.cell)]
+    for b in base['bench']:
+        for k in MEASURED:
+            lines.append('  %s %s: %s -> %s' % (b, k, fmt(base['bench'][b].get(k)),
+                                               fmt(after['bench'].get(b, {}).get(k))))
+    for c in base['calls']:
+        lines.append('  calls of %s over the boot: %s -> %s'
+                     % (c, fmt(base['calls'][c]), fmt(after['calls'].get(c))))
+    return lines
+
+
+def measure_all(postings_, tag):
+    """Every measure of the postings: MEASURE_RUNS boots of the base and
+    of the posting each. Results RESULTS/postings/NAME-measure.json."""
+    os.makedirs(PROOF_RESULTS, exist_ok=True)
+    for p in postings_:
+        if not p.measures:
+            log.info('%s: no measure listed' % p.name)
+            continue
+        recs = []
+        with source.checked_out(tag):
+            for m in p.measures:
+                got = {}
+                for state, ref in (('base', tag), ('posting', 'posting/' + p.name)):
+                    runs = [run_measure(p, m, ref, state, i + 1) for i in range(MEASURE_RUNS)]
+                    got[state] = {'runs': runs, 'repeated': repeated(runs)}
+                for line in measure_lines(p, m, got['base']['repeated'],
+                                          got['posting']['repeated']):
+                    log.info(line)
+                recs.append({'what': m.what, 'cell': m.cell, 'bench': list(m.bench),
+                             'calls': list(m.calls), **got})
+        results.write_json(os.path.join(PROOF_RESULTS, p.name + '-measure.json'),
+                           {'posting': p.name, 'base': source.base_version(),
+                            'branch_head': source.git(['rev-parse', 'posting/' + p.name])
+                            .stdout.strip(), 'measures': recs})
+    return 0
 
 
 def switch_to(ref):

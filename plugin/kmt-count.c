@@ -39,6 +39,13 @@
  *   kmt-count exit regions=N open=0|1 insn=U,K ...   (whole run)
  * (a region's chain lines come just before its region line).
  *
+ * With the arguments pc=ADDR (hex, up to 16 of them), the plugin also
+ * counts how often the instruction at each kernel address ADDR executes
+ * (a function's first instruction: its calls), in every region and over
+ * the whole run, printed in the order of the arguments:
+ *   kmt-count pcs region=1 counts=N1,N2,...   (before its region line)
+ *   kmt-count pcs exit counts=N1,N2,...
+ *
  * Built with: gcc -shared -fPIC $(pkg-config --cflags glib-2.0) -I<dir
  * holding qemu-plugin.h>. With -DKMT_DECODE_MAIN it is instead a host
  * program that reads hex instruction words on stdin and prints the class
@@ -167,11 +174,18 @@ int main(void)
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
+#define MAX_PCS 16	/* pc= arguments */
+
 /* Per vCPU: counters[class][0 user, 1 kernel]. */
 struct vcpu_counts {
 	uint64_t c[K_NCOUNT][2];
 	uint64_t last_tb;	/* first PC of the last block executed (tbpages) */
+	uint64_t pc_hits[MAX_PCS];	/* executions of each pc= address */
 };
+
+static uint64_t pcs[MAX_PCS];
+static int n_pcs;
+static uint64_t pc_start[MAX_PCS];
 
 #define TB_PAGE_SHIFT 12	/* QEMU's target page for these CPUs: 4 KiB */
 static int tb_pages;
@@ -235,6 +249,33 @@ static qemu_plugin_u64 counter(enum klass k, int kernel)
 {
 	return (qemu_plugin_u64){ board,
 		offsetof(struct vcpu_counts, c) + (k * 2 + kernel) * sizeof(uint64_t) };
+}
+
+static qemu_plugin_u64 pc_counter(int i)
+{
+	return (qemu_plugin_u64){ board, offsetof(struct vcpu_counts, pc_hits) +
+					 i * sizeof(uint64_t) };
+}
+
+static void snapshot_pcs(uint64_t out[MAX_PCS])
+{
+	for (int i = 0; i < n_pcs; i++)
+		out[i] = qemu_plugin_u64_sum(pc_counter(i));
+}
+
+static void emit_pcs(const char *head, const uint64_t v[MAX_PCS])
+{
+	char buf[512];
+	size_t n;
+
+	if (!n_pcs)
+		return;
+	n = snprintf(buf, sizeof(buf), "kmt-count pcs %s counts=", head);
+	for (int i = 0; i < n_pcs && n < sizeof(buf); i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%" PRIu64, i ? "," : "", v[i]);
+	if (n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - n, "\n");
+	qemu_plugin_outs(buf);
 }
 
 static void snapshot(uint64_t out[K_NCOUNT][2])
@@ -349,15 +390,17 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 
 static void on_marker(unsigned int vcpu, void *udata)
 {
-	uint64_t now[K_NCOUNT][2];
+	uint64_t now[K_NCOUNT][2], pc_now[MAX_PCS];
 	char head[96];
 
 	pthread_mutex_lock(&lock);
 	snapshot(now);
+	snapshot_pcs(pc_now);
 	if ((uintptr_t)udata == K_BEGIN) {
 		if (open_region >= 0)
 			nested_begins++;	/* restart: the last begin wins */
 		memcpy(start, now, sizeof(start));
+		memcpy(pc_start, pc_now, sizeof(pc_start));
 		open_region = vcpu;
 		if (chains)
 			g_hash_table_remove_all(chains);
@@ -367,9 +410,13 @@ static void on_marker(unsigned int vcpu, void *udata)
 		for (int k = 0; k < K_NCOUNT; k++)
 			for (int e = 0; e < 2; e++)
 				now[k][e] -= start[k][e];
+		for (int i = 0; i < n_pcs; i++)
+			pc_now[i] -= pc_start[i];
 		regions++;
 		if (chains)
 			emit_chains(regions);
+		snprintf(head, sizeof(head), "region=%lu", regions);
+		emit_pcs(head, pc_now);
 		snprintf(head, sizeof(head), "region=%lu vcpu=%d end_vcpu=%u",
 			 regions, open_region, vcpu);
 		emit(head, now);
@@ -416,6 +463,10 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 		qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(
 			insn, QEMU_PLUGIN_INLINE_ADD_U64, counter(K_INSN, kernel), 1);
+		for (int p = 0; p < n_pcs; p++)
+			if (kernel && qemu_plugin_insn_vaddr(insn) == pcs[p])
+				qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(
+					insn, QEMU_PLUGIN_INLINE_ADD_U64, pc_counter(p), 1);
 		if (k != K_NONE)
 			qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(
 				insn, QEMU_PLUGIN_INLINE_ADD_U64, counter(k, kernel), 1);
@@ -433,11 +484,13 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 static void on_plugin_exit(qemu_plugin_id_t id, void *udata)
 {
-	uint64_t total[K_NCOUNT][2];
+	uint64_t total[K_NCOUNT][2], pc_total[MAX_PCS];
 	char head[128];
 
 	pthread_mutex_lock(&lock);
 	snapshot(total);
+	snapshot_pcs(pc_total);
+	emit_pcs("exit", pc_total);
 	snprintf(head, sizeof(head),
 		 "exit regions=%lu open=%d stray_ends=%lu nested_begins=%lu chain_read_errors=%lu",
 		 regions, open_region >= 0, stray_ends, nested_begins, chain_read_errors);
@@ -474,6 +527,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			}
 		} else if (!strcmp(argv[a], "tbpages=1")) {
 			tb_pages = 1;
+		} else if (!strncmp(argv[a], "pc=", 3)) {
+			if (n_pcs == MAX_PCS) {
+				fprintf(stderr, "kmt-count: at most %d pc= arguments\n", MAX_PCS);
+				return -1;
+			}
+			pcs[n_pcs] = strtoull(argv[a] + 3, &end, 16);
+			if (*end || !pcs[n_pcs]) {
+				fprintf(stderr, "kmt-count: pc=HEX, got %s\n", argv[a]);
+				return -1;
+			}
+			n_pcs++;
 		} else {
 			fprintf(stderr, "kmt-count: unknown argument %s\n", argv[a]);
 			return -1;
@@ -485,8 +549,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (int k = 0; k < K_NCOUNT && n < sizeof(buf); k++)
 		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", k ? "," : "", names[k]);
 	if (n < sizeof(buf))
-		snprintf(buf + n, sizeof(buf) - n, " chains=%d tbpages=%d\n", chain_depth,
-			 tb_pages);
+		n += snprintf(buf + n, sizeof(buf) - n, " chains=%d tbpages=%d pcs=",
+			      chain_depth, tb_pages);
+	for (int i = 0; i < n_pcs && n < sizeof(buf); i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%" PRIx64, i ? "," : "", pcs[i]);
+	if (n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - n, "\n");
 	if (chain_depth) {
 		chains = g_hash_table_new_full(chain_hash, chain_equal, g_free, NULL);
 		qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);

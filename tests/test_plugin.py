@@ -31,13 +31,13 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(out.header['api'], 4)
         self.assertEqual(out.header['vcpus'], 1)
         self.assertEqual(tuple(out.header['counters']), plugin.COUNTERS)
-        self.assertEqual([r['region'] for r in out.regions], [1, 2])
+        self.assertEqual([r['region'] for r in out.regions], [1, 2, 3])
         r1 = out.regions[0]['counts']
         self.assertEqual(r1['insn'], (49, 0))
         self.assertEqual(r1['stg'], (6, 0))
         self.assertEqual(r1['dc_gva'], (7, 0))
         self.assertEqual(out.regions[1]['counts']['insn'], (0, 0))
-        self.assertEqual(out.exit['regions'], 2)
+        self.assertEqual(out.exit['regions'], 3)
         self.assertEqual(out.exit['open'], 0)
         # Whole run: the kernel cleared the tags of the 16 PROT_MTE pages
         # kmt-tagtest faulted in (64 DC GZVA of 64 bytes per page).
@@ -135,13 +135,42 @@ class SelftestTest(unittest.TestCase):
         self.assertEqual(expect[1]['insn'], 49)
         self.assertEqual(expect[2], {'insn': 0})
         out = plugin.parse(_read('plugin-tagtest.counts'))
-        self.assertEqual(plugin.compare(expect, out.regions), [])
+        calls, _ = plugin.parse_expectations(_read('plugin-tagtest.log'), 'called')
+        self.assertEqual(calls, {3: {'__arm64_sys_getppid': 5}})
+        self.assertEqual(plugin.compare(expect, out.regions, others=calls), [])
+        self.assertEqual(plugin.compare_calls(calls, out, ['__arm64_sys_getppid']), [])
+        # The system call region is not one of the exact user-space ones.
+        self.assertEqual(plugin.compare(expect, out.regions), ['unexpected region(s) 3'])
+
+    def test_pc_counts(self):
+        out = plugin.parse(_read('plugin-tagtest.counts'))
+        self.assertEqual(out.pcs, [0xffff80008004524c])
+        self.assertEqual(out.pc_regions, {1: [0], 2: [0], 3: [5]})
+        self.assertEqual(out.pc_exit, [6])
+        self.assertEqual(len(out.regions), 3)
+
+    def test_miscounted_calls_are_named(self):
+        calls = {3: {'__arm64_sys_getppid': 5}}
+        out = plugin.parse([l.replace('pcs region=3 counts=5', 'pcs region=3 counts=4')
+                            for l in _read('plugin-tagtest.counts')])
+        self.assertEqual(plugin.compare_calls(calls, out, ['__arm64_sys_getppid']),
+                         ['region 3: __arm64_sys_getppid counted 4 time(s), called 5'])
+        out = plugin.parse([l for l in _read('plugin-tagtest.counts')
+                            if 'pcs region=3' not in l])
+        self.assertEqual(plugin.compare_calls(calls, out, ['__arm64_sys_getppid']),
+                         ['region 3: no pc= counts from the plugin'])
+
+    def test_pc_arguments(self):
+        args = plugin.qemu_args('k.so', 'out', pcs=[0xffff800080001000, 0x10])
+        self.assertEqual(args[1], 'k.so,pc=ffff800080001000,pc=10')
+        with self.assertRaises(log.StepError):
+            plugin.qemu_args('k.so', 'out', pcs=list(range(1, 18)))
 
     def test_differences_are_named(self):
         expect, _ = plugin.parse_expectations(_read('plugin-tagtest.log'))
         out = plugin.parse([l.replace('stg=6,0', 'stg=5,0')
                             for l in _read('plugin-tagtest.counts')])
-        self.assertEqual(plugin.compare(expect, out.regions),
+        self.assertEqual(plugin.compare(expect, out.regions, others={3: {}}),
                          ['region 1: stg counted 5 in user space, executed 6'])
         exact = plugin.parse(_read('plugin-tagtest.counts'))
         self.assertEqual(plugin.compare(expect, exact.regions[:1]),

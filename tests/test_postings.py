@@ -294,3 +294,46 @@ class WhyFailedTest(unittest.TestCase):
     def test_the_test_s_own_failure(self):
         self.assertEqual(postproof.why_failed({'result': 'fail', 'problems': []}), '')
         self.assertEqual(postproof.why_failed({'result': 'pass', 'problems': ['x']}), '')
+
+
+class MeasureTest(unittest.TestCase):
+    def test_measure_entries(self):
+        p, = load_toml(FIX + '[[one.measure]]\nwhat = "w"\ncell = "asymm"\n'
+                       'bench = ["getpid"]\ncalls = ["fixup_exception"]\n')
+        m, = p.measures
+        self.assertEqual((m.cell, m.bench, m.calls), ('asymm', ('getpid',),
+                                                      ('fixup_exception',)))
+        for bad in ('what = "w"\ncell = "asymm"\n',            # no bench
+                    'cell = "asymm"\nbench = ["getpid"]\n',     # no what
+                    'what = "w"\ncell = "c"\nbench = ["x"]\nruns = 3\n'):
+            with self.assertRaises(log.StepError) as e:
+                load_toml(FIX + '[[one.measure]]\n' + bad)
+            self.assertIn('a measure is', str(e.exception))
+
+    def test_the_7_3_measures_name_cells(self):
+        for p in postings.load(os.path.join(P73, 'postings.toml')):
+            for m in p.measures:
+                postproof.find_cell(m.cell)     # raises for an unknown cell
+
+    def test_only_repeating_figures_are_kept(self):
+        run = lambda ts, insn, calls: {'bench': {'thread': {'tag_stores_per_op': ts,
+                                                            'plugin_insn_kernel_per_op': insn}},
+                                        'calls': {'fixup_exception': calls}}
+        got = postproof.repeated([run(4.0, 100.0, 0), run(4.0, 101.5, 0)])
+        self.assertEqual(got['bench']['thread'], {'tag_stores_per_op': 4.0,
+                                                  'plugin_insn_kernel_per_op': None})
+        self.assertEqual(got['calls'], {'fixup_exception': 0})
+        got = postproof.repeated([run(4.0, 100.0, 0), run(4.0, 100.0, 3)])
+        self.assertEqual(got['calls'], {'fixup_exception': None})
+
+    def test_lines_say_what_does_not_repeat(self):
+        m = postings.Measure('w', 'scs', ('thread',))
+        p = postings.Posting('scs', 'cleanup', 'x', ('a',), measures=(m,))
+        base = {'bench': {'thread': {'tag_stores_per_op': 68.0, 'tagged_bytes_per_op': 4096.0,
+                                     'plugin_insn_kernel_per_op': None}}, 'calls': {}}
+        after = {'bench': {'thread': {'tag_stores_per_op': 4.0, 'tagged_bytes_per_op': 64.0,
+                                      'plugin_insn_kernel_per_op': None}}, 'calls': {}}
+        lines = postproof.measure_lines(p, m, base, after)
+        self.assertIn('  thread tag_stores_per_op: 68 -> 4', lines)
+        self.assertIn('  thread plugin_insn_kernel_per_op: differs between runs -> '
+                      'differs between runs', lines)

@@ -10,10 +10,13 @@
  * LDGs, which must not be counted. No system call or fault happens
  * inside the region (the memory is faulted in before). Then an empty
  * region, which must count nothing. STGM, STZGM and TFSR_EL1 reads are
- * EL1-only and expected to be 0 here.
+ * EL1-only and expected to be 0 here. Then a region of N_GETPPID
+ * getppid() system calls, for the plugin's pc= counts: the kernel's
+ * __arm64_sys_getppid() runs exactly that often inside it.
  *
  * Output: what each region executed, in the plugin's counter names,
  *   # kmt-tagtest executed region=N insn=49 stg=6 ...
+ *   # kmt-tagtest called region=3 __arm64_sys_getppid=5
  * and a KTAP result line; the host compares with the plugin's counts.
  */
 #include <stdio.h>
@@ -50,6 +53,9 @@
 		N_LDG + N_DSB + N_ISB + N_DMB + N_OTHER)
 
 #define LEN (64 * 1024)
+
+#define N_GETPPID 5
+#define NR_GETPPID 173	/* asm-generic/unistd.h */
 
 static void tagged_block(char *p)
 {
@@ -93,6 +99,16 @@ static void empty_region(void)
 		     "hint #0x71\n" ::: "memory");
 }
 
+static void syscall_region(void)
+{
+	asm volatile("hint #0x70\n"
+		     ".rept " STR(N_GETPPID) "\n"
+		     "mov x8, #" STR(NR_GETPPID) "\n"
+		     "svc #0\n"
+		     ".endr\n"
+		     "hint #0x71\n" ::: "x0", "x8", "memory");
+}
+
 int main(void)
 {
 	char *buf;
@@ -111,12 +127,14 @@ int main(void)
 
 	tagged_block(buf + LEN / 2);
 	empty_region();
+	syscall_region();
 
 	printf("# kmt-tagtest executed region=1 insn=%d stg=%d stzg=%d st2g=%d stz2g=%d "
 	       "stgp=%d dc_gva=%d dc_gzva=%d dsb=%d isb=%d dmb=%d stgm=0 stzgm=0 "
 	       "tfsr_read=0\n", X_INSN, X_STG, X_STZG, X_ST2G, X_STZ2G, X_STGP,
 	       N_DC_GVA, N_DC_GZVA, N_DSB, N_ISB, N_DMB);
 	printf("# kmt-tagtest executed region=2 insn=0\n");
+	printf("# kmt-tagtest called region=3 __arm64_sys_getppid=%d\n", N_GETPPID);
 	printf("ok 1 kmt-tagtest\n");
 	return 0;
 }
