@@ -12,23 +12,27 @@ the same shape as a matrix cell, so make check can fold them in.
                clang-19 in a translation unit with over 1 MiB of text after
                them: it assembles, no code outside a function, no
                conditional branch leaving its function (kmt/asmcheck.py)
+  x86_64       the C files the series touches outside arch/ and users of the
+               generic headers it changes, W=1 with the host's gcc on
+               x86_64_defconfig, base vs series: they build, no new warning
+               (kmt/x86check.py); x86_64-kasan: the same with generic KASAN
   bisect       every prefix of the series builds (lean config)
   configs      the whole series builds with KASAN off and with MTE (and
                LSE atomics) off, so every #ifdef branch compiles
 
-make check runs checkpatch, maintainers, warnings, docs and asm (minutes); the
-bisect and configs gates rebuild large parts of the kernel and run with
-make series-check."""
+make check runs checkpatch, maintainers, order, warnings, docs, asm and
+x86_64 (minutes); the x86_64-kasan, bisect and configs gates rebuild large
+parts of the kernel and run with make series-check ALL=1."""
 
 import collections
 import os
 import re
 import subprocess
 
-from . import asmcheck, build, log, paths, results, source, targets
+from . import asmcheck, build, log, paths, results, source, targets, x86check
 
-QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'warnings', 'docs', 'asm')
-ALL_GATES = QUICK_GATES + ('bisect', 'configs')
+QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'warnings', 'docs', 'asm', 'x86_64')
+ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'bisect', 'configs')
 # Configurations the whole series must build with (Image only), beyond
 # the ones the matrix boots.
 VARIANT_CONFIGS = ('lean-nokasan', 'lean-nolse')
@@ -356,7 +360,18 @@ def gate_asm(tag):
     return _record('asm', tests, logfile)
 
 
-GATES = {'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers, 'order': gate_order,
+def gate_x86_64(tag):
+    tests, logfile = x86check.gate(tag, ('x86_64-defconfig',))
+    return _record('x86_64', tests, logfile)
+
+
+def gate_x86_64_kasan(tag):
+    tests, logfile = x86check.gate(tag, ('x86_64-kasan',))
+    return _record('x86_64-kasan', tests, logfile)
+
+
+GATES = {'x86_64': gate_x86_64, 'x86_64-kasan': gate_x86_64_kasan,
+         'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers, 'order': gate_order,
          'warnings': gate_warnings, 'docs': gate_docs, 'asm': gate_asm,
          'bisect': gate_bisect, 'configs': gate_configs}
 
@@ -366,7 +381,7 @@ def run(gates=QUICK_GATES):
     series); returns the records."""
     tag = source.ensure_base()
     dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
-    if dirty and any(g in gates for g in ('warnings', 'bisect')):
+    if dirty and any(g in gates for g in ('warnings', 'bisect', 'x86_64', 'x86_64-kasan')):
         raise log.StepError('uncommitted changes in %s: commit them first' % paths.SRC)
     records = []
     for g in gates:

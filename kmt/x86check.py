@@ -1,0 +1,179 @@
+"""The series' generic code built where the kernel test robot builds it:
+x86_64 with the host's gcc, W=1, on the C files the series touches and on
+users of the generic headers it changes, before and after the series.
+
+A file passes when it compiles with the series and has no warning the
+base does not have; a file that neither tree builds in a configuration
+(its subsystem is off there: kernel/scs.c without SHADOW_CALL_STACK) is
+skipped with that reason, one that only the series fails to build fails.
+The configurations are configs/x86_64-*.config fragments merged onto
+x86_64_defconfig (scripts/kconfig/merge_config.sh)."""
+
+import collections
+import os
+import subprocess
+
+from . import build, log, paths, refbench, results, source
+
+# Configurations: (name, fragments merged onto x86_64_defconfig).
+CONFIGS = (
+    ('x86_64-defconfig', ('x86_64-check.config',)),
+    ('x86_64-kasan', ('x86_64-check.config', 'x86_64-kasan.config')),
+)
+# Which of them make check runs (the others: make series-check ALL=1).
+QUICK_CONFIGS = ('x86_64-defconfig',)
+
+# Objects that include a generic header the series changes, compiled on
+# its behalf (a header is not compiled by itself). The header must be in
+# their preprocessed source: checked, so a list that stops including it
+# fails instead of passing emptily.
+HEADER_USERS = {
+    'include/linux/refcount.h': ('lib/refcount.c', 'kernel/cred.c', 'kernel/fork.c'),
+    'include/linux/gfp_types.h': ('mm/page_alloc.c', 'mm/vmalloc.c'),
+    'include/linux/thread_info.h': ('kernel/fork.c',),
+    'include/asm-generic/pgalloc.h': ('arch/x86/mm/pgtable.c',),
+}
+
+
+def touched(tag, pattern):
+    out = source.git(['diff', '--name-only', '--diff-filter=AM', tag, 'HEAD', '--',
+                      pattern]).stdout
+    return [f for f in out.split() if f]
+
+
+def files_to_build(tag):
+    """The series' C files outside arch/ (arm64's own files do not build
+    here) and the header users of HEADER_USERS for the headers it changes,
+    each once: {file: why}."""
+    out = collections.OrderedDict()
+    for f in touched(tag, '*.c'):
+        if not f.startswith('arch/'):
+            out[f] = 'changed by the series'
+    for h in touched(tag, '*.h'):
+        for f in HEADER_USERS.get(h, ()):
+            out.setdefault(f, 'includes %s' % h)
+    return out
+
+
+def configure(name, fragments, out, logfile):
+    env = refbench.x86_env()
+    os.makedirs(out, exist_ok=True)
+    frags = [os.path.join(paths.CONFIGS, f) for f in fragments]
+    log.run([os.path.join(paths.SRC, 'scripts/kconfig/merge_config.sh'), '-m', '-O', out,
+             os.path.join(paths.SRC, 'arch/x86/configs/x86_64_defconfig')] + frags,
+            logfile=logfile, cwd=paths.SRC, env=env, quiet=True)
+    log.run(['make', 'O=' + out, 'ARCH=x86_64', 'olddefconfig'], logfile=logfile,
+            cwd=paths.SRC, env=env, quiet=True)
+    with open(os.path.join(out, '.config')) as f:
+        have = build.parse_config(f)
+    # Options of the series' own tests do not exist before it: only the
+    # others must hold on the base.
+    want = build.requested(frags)
+    bad = [b for b in build.config_mismatches(want, have)
+           if not b[0].startswith('CONFIG_REFCOUNT_KUNIT')]
+    if bad:
+        raise log.StepError('%s: %s' % (name, ', '.join('%s=%s (got %s)' % b for b in bad)))
+
+
+def compile_files(out, files, logfile):
+    """{file: diagnostics} with W=1 (None: does not compile), and {file:
+    preprocessed text} for the header check."""
+    from . import series
+    env = refbench.x86_env()
+    cc = 'ccache gcc' if build._ccache() else 'gcc'
+    found, pre = {}, {}
+    for f in files:
+        if not os.path.exists(os.path.join(paths.SRC, f)):
+            found[f] = None
+            continue
+        base = f[:-2]
+        cmd = ['make', '-j' + build.jobs(), 'O=' + out, 'ARCH=x86_64', 'CC=' + cc, 'W=1',
+               base + '.o', base + '.i']
+        log.show_cmd(cmd, paths.SRC)
+        res = subprocess.run(cmd, cwd=paths.SRC, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        with open(logfile, 'a') as lf:
+            lf.write('$ %s\n%s' % (' '.join(cmd), res.stdout))
+        if res.returncode != 0:
+            found[f] = None
+            continue
+        found[f] = series.own_diagnostics(series.diagnostics(res.stdout), f)
+        try:
+            with open(os.path.join(out, base + '.i'), errors='replace') as p:
+                pre[f] = p.read()
+        except OSError:
+            pre[f] = ''
+    return found, pre
+
+
+def first_error(logfile, f):
+    """The first error line about f in the log, for the record."""
+    try:
+        with open(logfile, errors='replace') as lf:
+            for line in lf:
+                if 'error' in line and f.split('/')[-1][:-2] in line:
+                    return line.strip()[:200]
+    except OSError:
+        pass
+    return 'see the log'
+
+
+def includes(pre, header):
+    """Whether preprocessed text names header in a line marker."""
+    return ('"%s"' % header) in pre or ('/%s"' % header) in pre
+
+
+def verdicts(name, files, before, after, pre, logfile):
+    """One test per file of files ({file: why}) from the W=1 diagnostics
+    of the base (before) and the series (after; None: did not compile)."""
+    tests = []
+    for f, why in files.items():
+        test = '%s %s' % (name, f)
+        if after.get(f) is None:
+            if f in before and before[f] is None:
+                tests.append(results.test('x86_64', test, results.SKIP,
+                                          'not built in %s, before or after the series'
+                                          % name))
+            else:
+                tests.append(results.test('x86_64', test, results.FAIL,
+                                          'does not compile with the series: %s'
+                                          % first_error(logfile, f)))
+            continue
+        header = why[len('includes '):] if why.startswith('includes ') else None
+        if header and not includes(pre.get(f, ''), header):
+            tests.append(results.test('x86_64', test, results.FAIL,
+                                      '%s no longer includes %s: HEADER_USERS needs '
+                                      'another user' % (f, header)))
+            continue
+        new = sorted((after[f] - (before.get(f) or collections.Counter())).elements())
+        tests.append(results.test('x86_64', test, results.PASS if not new else results.FAIL,
+                                  '%s; no new W=1 warning' % why if not new else
+                                  '%d new W=1 warning(s): %s' % (len(new), '; '.join(
+                                      '%s: %s' % (k, m) for _, k, m in new[:3]))))
+        log.info('x86_64 %s %s: %s' % (name, f, 'no new warning' if not new else
+                                        '%d NEW' % len(new)))
+    return tests
+
+
+def gate(tag, configs=QUICK_CONFIGS):
+    """One test per (configuration, file)."""
+    logfile = os.path.join(paths.LOGS, 'series-%s.log' % '+'.join(configs))
+    if os.path.exists(logfile):
+        os.remove(logfile)
+    files = files_to_build(tag)
+    tests = []
+    for name, fragments in CONFIGS:
+        if name not in configs:
+            continue
+        with log.phase('x86_64 W=1: %s, %d files, base then series' % (name, len(files))):
+            in_base = [f for f in files if source.git(
+                ['cat-file', '-e', '%s:%s' % (tag, f)], check=False).returncode == 0]
+            with source.checked_out(tag):
+                out = build.out_dir(name, 'base')
+                configure(name, fragments, out, logfile)
+                before, _ = compile_files(out, in_base, logfile)
+            out = build.out_dir(name, 'series')
+            configure(name, fragments, out, logfile)
+            after, pre = compile_files(out, list(files), logfile)
+        tests += verdicts(name, files, before, after, pre, logfile)
+    return tests, logfile
