@@ -110,7 +110,9 @@ def kunit_build_dir(proof):
 
 def kunit_json_outcome(data, test):
     """'pass'/'fail'/'missing' for SUITE/CASE in kunit.py's --json output
-    (KernelCI kunit format: test_cases with name and status)."""
+    (KernelCI kunit format: test_cases with name and status). A
+    parameterized case is a sub-group of its suite with one test case per
+    parameter: it passes when every parameter passes."""
     suite, case = test.split('/', 1)
     stack = [data]
     while stack:
@@ -119,6 +121,12 @@ def kunit_json_outcome(data, test):
             for c in node.get('test_cases', ()):
                 if c.get('name') == case:
                     return 'pass' if c.get('status') == 'PASS' else 'fail'
+            for g in node.get('sub_groups', ()):
+                if g.get('name') == case:
+                    params = g.get('test_cases', ())
+                    if not params:
+                        return 'missing'
+                    return 'pass' if all(c.get('status') == 'PASS' for c in params) else 'fail'
         stack.extend(node.get('sub_groups', ()))
     return 'missing'
 

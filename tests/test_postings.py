@@ -226,6 +226,19 @@ class ProofOutcomeTest(unittest.TestCase):
         self.assertEqual(postproof.kunit_json_outcome(data, 'kasan/nope'), 'missing')
         self.assertEqual(postproof.kunit_json_outcome(data, 'refcount/x'), 'missing')
 
+    def test_kunit_json_parameterized(self):
+        # A parameterized case is a sub-group of its suite (kunit.py's
+        # JSON of the refcount suite, shortened).
+        case = lambda *st: {'name': 'refcount_test_add_not_zero', 'sub_groups': [],
+                            'test_cases': [{'name': 'old=%d' % i, 'status': s}
+                                           for i, s in enumerate(st)]}
+        data = lambda *st: {'name': 'KUnit Test Group', 'test_cases': [], 'sub_groups': [
+            {'name': 'refcount', 'test_cases': [], 'sub_groups': [case(*st)]}]}
+        t = 'refcount/refcount_test_add_not_zero'
+        self.assertEqual(postproof.kunit_json_outcome(data('PASS', 'PASS'), t), 'pass')
+        self.assertEqual(postproof.kunit_json_outcome(data('PASS', 'FAIL'), t), 'fail')
+        self.assertEqual(postproof.kunit_json_outcome(data(), t), 'missing')
+
 
 class ShortTest(unittest.TestCase):
     def test_short_names(self):
