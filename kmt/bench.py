@@ -27,9 +27,20 @@ CHAIN_DEPTH = 24
 # and PLAN=shapes (upstream's two benchmarks at upstream's sizes: a child
 # with 2000 threads, fork with 2 GiB faulted; a 4 GiB guest; results in
 # shapes.json so that they do not replace the default run's).
+# The exact counts are deterministic for one kernel, but where the timer
+# interrupts (and the deferred work they start) fall relative to the
+# operations is set by everything the kernel executed before: two kernels
+# whose code differs anywhere, or one kernel after kmt-bench -s N spins
+# N loop iterations first, can count a benchmark differently although its
+# path is the same. Each counted boot is repeated with this shift; a
+# per-operation count is quoted only where the two agree within
+# REPEAT_PCT percent, for both kernels.
+PHASE_SHIFT_LOOPS = 100003
+REPEAT_PCT = 0.5
+
 PLANS = {
     'full': {'modes': MODES, 'pairs': 5, 'ratio_modes': ('sync',), 'bench': 'all',
-             'refcount': True},
+             'refcount': True, 'phase_shift': PHASE_SHIFT_LOOPS},
     'quick': {'modes': ('off', 'sync'), 'pairs': 1, 'ratio_modes': ('sync',),
               'bench': 'getpid=2000,getppid=2000,invalid_syscall=2000,ctxsw=500,'
                        'thread=50,fork64m=5'},
@@ -268,6 +279,8 @@ def run(quick=False, apply=True, plan_name=None):
                                 'kasan': mode, 'cpu': targets.MACHINES[MACHINE].cpu,
                                 'value': v['insn_per_op'], 'mean': v['insn_mean'],
                                 'ops': v['ops'], 'chunk': v['chunk'], 'log': logf})
+    if plan.get('phase_shift'):
+        records += phase_records(plan, prefix, kernels, insn, machine)
     problems = []
     counted = {}
     so = plugin.build()
@@ -359,6 +372,47 @@ def run(quick=False, apply=True, plan_name=None):
     with open(os.path.join(outdir, name + '.md'), 'w') as f:
         f.write(table)
     return result, table
+
+
+def phase_records(plan, prefix, kernels, insn, machine):
+    """The counted boots again with kmt-bench -s plan['phase_shift']: per
+    benchmark, kernel and mode, how far the per-operation count moved
+    (insn_phase_spread, percent of the unshifted count)."""
+    records = []
+    shift = plan['phase_shift']
+    bench = '-s,%d%s' % (shift, '' if plan['bench'] == 'all' else ',' + plan['bench'])
+    for mode in plan['modes']:
+        for k in counted_kernels(kernels):
+            with log.phase('instruction counts, timer phase shifted (-s %d): %s kernel, kasan %s'
+                           % (shift, k, mode)):
+                res, logf = _boot(k, *kernels[k], mode, bench, True, prefix + 'icount-shift',
+                                  machine=machine)
+            for b, v in res.items():
+                first = insn.get((k, mode), {}).get(b)
+                if not first:
+                    continue
+                records.append(phase_record(b, k, mode, first['insn_per_op'], v['insn_per_op'],
+                                            shift, logf))
+    return records
+
+
+def phase_record(b, kernel, mode, first, shifted, shift, logf):
+    spread = abs(shifted - first) * 100.0 / first if first else 0.0
+    return {'benchmark': b, 'metric': 'insn_phase_spread', 'kernel': kernel, 'kasan': mode,
+            'cpu': targets.MACHINES[MACHINE].cpu, 'value': round(spread, 3),
+            'unshifted': first, 'shifted': shifted, 'shift_loops': shift,
+            'repeats': spread <= REPEAT_PCT, 'log': logf}
+
+
+def repeats(result, b, mode):
+    """Whether benchmark b's count in mode repeats under a timer-phase
+    shift for every kernel measured; None when the run made no shifted
+    boot."""
+    recs = [r for r in result['records'] if r['metric'] == 'insn_phase_spread'
+            and r['benchmark'] == b and r['kasan'] == mode and r['kernel'] in KERNELS]
+    if not recs:
+        return None
+    return all(r['repeats'] for r in recs), max(r['value'] for r in recs)
 
 
 def provenance(head, same, plan_name):
@@ -466,10 +520,12 @@ def markdown_table(result):
     benches = sorted({b for b, _, _ in by}, key=lambda b: [r['benchmark'] for r in
                                                           result['records']].index(b))
     modes = [m for m in MODES if any(k[1] == m for k in by)]
+    shifted = any(r['metric'] == 'insn_phase_spread' for r in result['records'])
     lines = ['Instructions per operation (exact: -icount shift=0, guest PMU, 1 vCPU)',
              '',
-             '| benchmark | kasan | baseline | patched | change | kasan=off | gap closed |',
-             '|---|---|---:|---:|---:|---:|---:|']
+             '| benchmark | kasan | baseline | patched | change | kasan=off | gap closed |' +
+             (' repeats |' if shifted else ''),
+             '|---|---|---:|---:|---:|---:|---:|' + ('---|' if shifted else '')]
     for b in benches:
         off = by.get((b, 'off', 'patched'))
         for m in modes:
@@ -479,9 +535,14 @@ def markdown_table(result):
             closed = '-'
             if m != 'off' and off is not None and base - off > 0.5:
                 closed = '%.0f%%' % ((base - pat) * 100.0 / (base - off))
-            lines.append('| %s | %s | %.1f | %.1f | %s | %s | %s |' % (
+            row = '| %s | %s | %.1f | %.1f | %s | %s | %s |' % (
                 b, m, base, pat, _fmt_pct(pat, base),
-                '%.1f' % off if off is not None else '-', closed))
+                '%.1f' % off if off is not None else '-', closed)
+            if shifted:
+                rp = repeats(result, b, m)
+                row += ' %s |' % ('-' if rp is None else 'yes' if rp[0] else
+                                  'no (moves %.1f%%)' % rp[1])
+            lines.append(row)
     lines += plugin_table(result)
     lines += use_table(result)
     ratios = [r for r in result['records'] if r['metric'] == 'time_ratio'
@@ -503,6 +564,12 @@ def markdown_table(result):
     lab = lab_table(result.get('lab_records', ()))
     if lab:
         lines += ['', lab.rstrip('\n')]
+    if shifted:
+        lines += ['', 'repeats: the same kernels booted again with kmt-bench -s %d (that many '
+                  'loop iterations before each benchmark, which moves where the timer '
+                  'interrupts fall) count within %.1f%% of the figures above; "no": '
+                  'not a measurement, the largest move given.'
+                  % (PHASE_SHIFT_LOOPS, REPEAT_PCT)]
     lines += ['', 'Base %s, series %s%s.' % (result['base'], result['series_head'][:12],
                                              ' (empty series)' if result['series_empty'] else '')]
     return '\n'.join(lines) + '\n'

@@ -465,18 +465,28 @@ NOT_REPEATING = ('thread', 'thread8_child', 'fork64m', 'thread2000_child', 'fork
 def cover_tables(md):
     """The benchmark tables as the cover letter quotes them: no TCG
     wall-time ratios (they say nothing about hardware), no instruction
-    counts of the benchmarks that do not repeat (NOT_REPEATING). A table
-    belongs to the last line of text above it."""
+    counts that do not repeat: rows whose "repeats" column says no (make
+    bench's timer-phase check), or, in a table without that column (an
+    older run), those of NOT_REPEATING. A table belongs to the last line
+    of text above it."""
     out = []
     title = ''
+    repeat_col = None
     for line in md.splitlines():
         if line.strip() and not line.lstrip().startswith('|'):
             title = line
+            repeat_col = None
         if title.startswith('TCG wall time'):
             continue
-        if (title.startswith('Instructions per operation') and line.lstrip().startswith('|')
-                and _cells(line)[0] in NOT_REPEATING):
-            continue
+        if title.startswith('Instructions per operation') and line.lstrip().startswith('|'):
+            cells = _cells(line)
+            if cells and cells[0] == 'benchmark':
+                repeat_col = cells.index('repeats') if 'repeats' in cells else None
+            elif repeat_col is not None and not set(cells[0]) <= set('-:'):
+                if cells[repeat_col].startswith('no'):
+                    continue
+            elif repeat_col is None and cells[0] in NOT_REPEATING:
+                continue
         out.append(line)
     text = re.sub(r'\n{3,}', '\n\n', '\n'.join(out))
     return text.strip('\n') + '\n'

@@ -95,3 +95,35 @@ class RefcountOnlyPlanTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class PhaseShiftTest(unittest.TestCase):
+    def result(self, spreads):
+        recs = []
+        for (b, k), (v0, v1) in spreads.items():
+            recs.append({'benchmark': b, 'metric': 'insn_per_op', 'kernel': k, 'kasan': 'off',
+                         'value': v0})
+            recs.append(bench.phase_record(b, k, 'off', v0, v1, 100003, 'log'))
+        return {'records': recs, 'base': 'b', 'series_head': 'abcdef012345',
+                'series_empty': False}
+
+    def test_spread_decides(self):
+        r = bench.phase_record('thread', 'baseline', 'off', 21907.4, 21029.4, 100003, 'l')
+        self.assertEqual(r['value'], 4.008)
+        self.assertFalse(r['repeats'])
+        self.assertTrue(bench.phase_record('fork64m', 'baseline', 'off', 5304748.0,
+                                           5305018.0, 100003, 'l')['repeats'])
+
+    def test_both_kernels_must_repeat(self):
+        res = self.result({('getpid', 'baseline'): (250.0, 250.0),
+                           ('getpid', 'patched'): (249.0, 249.0),
+                           ('thread', 'baseline'): (21907.4, 21929.4),
+                           ('thread', 'patched'): (21500.0, 23538.0)})
+        self.assertEqual(bench.repeats(res, 'getpid', 'off'), (True, 0.0))
+        ok, worst = bench.repeats(res, 'thread', 'off')
+        self.assertFalse(ok)
+        self.assertGreater(worst, 9)
+        self.assertIsNone(bench.repeats(res, 'fork64m', 'off'))
+        table = bench.markdown_table(res)
+        self.assertIn('| getpid | off | 250.0 | 249.0 | -0.4% | 249.0 | - | yes |', table)
+        self.assertIn('no (moves 9.5%) |', table)

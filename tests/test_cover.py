@@ -18,6 +18,19 @@ class CoverTablesTest(unittest.TestCase):
         self.assertNotIn('TCG wall time', out)
         self.assertNotIn('0.948', out)
 
+    def test_the_repeats_column_decides(self):
+        from kmt import source
+        md = ('Instructions per operation (exact)\n\n'
+              '| benchmark | kasan | baseline | repeats |\n|---|---|---:|---|\n'
+              '| getpid | sync | 274.6 | yes |\n| fork64m | sync | 5305341.0 | yes |\n'
+              '| thread | sync | 32407.2 | no (moves 6.1%) |\n')
+        out = source.cover_tables(md)
+        self.assertIn('| getpid | sync | 274.6 | yes |', out)
+        # measured to repeat: quoted, although NOT_REPEATING names it
+        self.assertIn('5305341.0', out)
+        self.assertNotIn('32407.2', out)
+        self.assertIn('|---|---|---:|---|', out)
+
     def test_no_tree_no_diffstat(self):
         import tempfile
         from kmt import source

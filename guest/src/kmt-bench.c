@@ -277,6 +277,22 @@ static int cmp_u64(const void *a, const void *b)
  * does not blur a per-operation figure of a few hundred instructions (the
  * mean over all operations is printed too). Time mode: one timed loop.
  */
+/*
+ * -s N: N iterations of an empty loop before each benchmark's counted
+ * region, after its warm-up. With -icount, time is the instruction count,
+ * so this moves where the timer interrupts and the deferred work they
+ * trigger (RCU callbacks, kworkers) fall relative to the operations: the
+ * same kernel booted with two shifts must give the same per-operation
+ * count for that count to be a measurement.
+ */
+static long shift_loops;
+
+static void shift_phase(void)
+{
+	for (long i = 0; i < shift_loops; i++)
+		asm volatile("" ::: "memory");
+}
+
 static int run_one(struct bench *b, int num, int time_only)
 {
 	long warm = b->ops / 10 + 1, chunk = b->chunk, nchunks;
@@ -298,6 +314,7 @@ static int run_one(struct bench *b, int num, int time_only)
 		b->teardown();
 	if (b->setup)
 		b->setup(nchunks * chunk);
+	shift_phase();
 
 	t0 = now_ns();
 	REGION_BEGIN();
@@ -361,6 +378,10 @@ int main(int argc, char **argv)
 	for (int a = 1; a < argc; a++) {
 		if (!strcmp(argv[a], "-t")) {
 			time_only = 1;
+			continue;
+		}
+		if (!strcmp(argv[a], "-s") && a + 1 < argc) {
+			shift_loops = atol(argv[++a]);
 			continue;
 		}
 		char *eq = strchr(argv[a], '=');
