@@ -138,6 +138,8 @@ def cmd_postings(args):
         replace_readme_section('postings-%s' % paths.BASE_NAME, postproof.markdown(chosen))
         log.info('updated the postings table in README.md')
         return 0
+    if args.action == 'prove' and args.rescore:
+        return postproof.rescore(chosen)
     tag = None if args.action == 'check' and args.static else source.ensure_base()
     if args.action == 'write':
         for p in chosen:
@@ -148,6 +150,9 @@ def cmd_postings(args):
     if args.action == 'measure':
         return postproof.measure_all(chosen, tag)
     found = postings.check(chosen, tag, with_tree=not args.static)
+    if not args.names:
+        from . import reverts
+        found['series'] = postings.coverage_problems(chosen, reverts.series_subjects())
     for name, problems in found.items():
         print('%s: %s' % (name, 'fit to send' if not problems else
                            '%d problem(s)\n  ' % len(problems) + '\n  '.join(problems)))
@@ -272,6 +277,9 @@ def main(argv=None):
     p.add_argument('names', nargs='*', help='postings (default: all of postings.toml)')
     p.add_argument('--static', action='store_true',
                    help='check: only what needs no kernel tree (headers, tags, cover)')
+    p.add_argument('--rescore', action='store_true',
+                   help='prove: judge the kunit.py proofs of the last run again from the '
+                        'JSON they kept, running nothing')
     p.add_argument('--runner', action='append', choices=('cell', 'kunit.py'),
                    help='prove: only the proofs of this runner (repeatable); the '
                         'others keep their last results')

@@ -538,6 +538,27 @@ def _patch_id(text, src):
     return res.stdout.split(' ')[0]
 
 
+def coverage_problems(postings, subjects):
+    """The series must be the union of the postings: every commit of it
+    (subjects, in order) in exactly one posting, and no posting naming a
+    commit the series does not have."""
+    problems = []
+    owner = {}
+    for p in postings:
+        for c in p.commits:
+            if c not in subjects:
+                problems.append('posting %s names "%s", which is not in the series' % (p.name, c))
+            elif c in owner:
+                problems.append('"%s" is in two postings: %s and %s' % (c, owner[c], p.name))
+            else:
+                owner[c] = p.name
+    for c in subjects:
+        if c not in owner:
+            problems.append('"%s" is in no posting: the series would carry a change that is '
+                            'never posted' % c)
+    return problems
+
+
 def check(postings, tag=None, src=None, with_tree=True):
     """{posting name: [problems]} (an empty list: fit to send)."""
     from . import series as gates

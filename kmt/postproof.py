@@ -389,6 +389,38 @@ def prove_all(postings, tag, runners=None, cells=None):
     return 1 if bad else 0
 
 
+def rescore(postings_):
+    """The kunit.py proofs of the last run judged again from the JSON they
+    kept (after a change to how a result is read), without running
+    anything; rewrites RESULTS/postings/NAME.json. Returns 1 if a proof
+    is not proven."""
+    bad = 0
+    for p in postings_:
+        res = load_result(p.name)
+        if not res:
+            continue
+        for rec in res['proofs']:
+            for state in ('base', 'posting'):
+                run = rec[state]
+                if 'json' not in run:
+                    continue
+                try:
+                    with open(os.path.join(paths.REPO, run['json'])) as f:
+                        run['result'] = kunit_json_outcome(json.load(f), rec['test'])
+                except (OSError, ValueError):
+                    run['result'] = 'missing'
+            rec['proven'] = rec['base']['result'] == 'fail' and rec['posting']['result'] == 'pass'
+            bad += not rec['proven']
+            log.info('%s: %s on %s: %s %s, with the posting %s: %s (judged again from %s)'
+                     % (p.name, rec['test'], rec['how'],
+                        'base' if rec.get('before', 'base') == 'base' else 'its test alone',
+                        rec['base']['result'].upper(), rec['posting']['result'].upper(),
+                        'proven' if rec['proven'] else 'NOT PROVEN',
+                        rec['posting'].get('json', 'its cell log')))
+        results.write_json(os.path.join(PROOF_RESULTS, p.name + '.json'), res)
+    return 1 if bad else 0
+
+
 def load_result(name):
     path = os.path.join(PROOF_RESULTS, name + '.json')
     if not os.path.exists(path):
@@ -404,6 +436,45 @@ def why_failed(run):
         return ''
     text = re.sub(r'^\[\s*[0-9.]+\]\s*', '', run['problems'][0])
     return ' (%s)' % text.replace('|', '/')[:80]
+
+
+def load_measures(name):
+    path = os.path.join(PROOF_RESULTS, name + '-measure.json')
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def measured_lines(posting):
+    """The README's lines for a posting's measures as last run: base ->
+    posting for each figure that repeated over the runs."""
+    res = load_measures(posting.name) or {}
+    out = []
+    for m in posting.measures:
+        rec = next((r for r in res.get('measures', ()) if r['what'] == m.what
+                    and r['cell'] == m.cell), None)
+        if rec is None:
+            out.append('measured (%s, cell %s): not run yet' % (m.what, m.cell))
+            continue
+        base, after = rec['base']['repeated'], rec['posting']['repeated']
+        figs = []
+        # A measure of calls is about them; the tag stores of its
+        # benchmarks are another measure's business.
+        for b in sorted(base['bench']) if not m.calls else ():
+            for k, label in (('tag_stores_per_op', 'tag stores/op'),
+                             ('tagged_bytes_per_op', 'tagged bytes/op')):
+                x, y = base['bench'][b].get(k), after['bench'].get(b, {}).get(k)
+                if x is not None and y is not None:
+                    figs.append('%s %s %g -> %g' % (b, label, x, y))
+        for c in m.calls:
+            x, y = base['calls'].get(c), after['calls'].get(c)
+            figs.append('%s() calls over the boot %s -> %s' % (
+                c, 'differ between runs' if x is None else x,
+                'differ between runs' if y is None else y))
+        out.append('measured (cell %s, %d runs each): %s' % (
+            m.cell, len(rec['base']['runs']), '; '.join(figs)))
+    return out
 
 
 def markdown(postings_):
@@ -425,6 +496,7 @@ def markdown(postings_):
                     '' if pr.before == 'base' else '(its test alone) ',
                     rec['base']['result'].upper(), why_failed(rec['base']),
                     rec['posting']['result'].upper()))
+        proofs += measured_lines(p)
         rows.append('| `%s`: %s | %s | %d | %s | %s |' % (
             p.name, p.what, p.kind, len(p.commits), '<br>'.join(proofs) or 'none',
             p.status))
