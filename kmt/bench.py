@@ -105,7 +105,8 @@ def build_kernels(apply):
         source.apply_series(tag=tag)
     else:
         source.check_tree_as_is(tag)
-    dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
+    with source.tree_lock(what='check the tree is clean'):
+        dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
     if dirty:
         raise log.StepError('uncommitted changes in %s: commit them first' % paths.SRC)
     kernels = {}

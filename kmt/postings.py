@@ -20,7 +20,9 @@ than one patch, and the cells that prove it. From that:
          patch) and, with the kernel tree, that the posting applies alone
          with git am on the base, checkpatch.pl --strict, get_maintainer.pl
          recipients present, and the same changes as the series' commits
-         (git patch-id): the union that make check tests is what is posted.
+         (the lines added and removed; context may differ when a posting
+         applies without the commits before it): the union that make check
+         tests is what is posted.
   prove  each proof of a posting: the named test fails on the base as it
          ships and passes with the posting alone (kmt/postproof.py).
 
@@ -527,15 +529,27 @@ def tree_problems(posting, mails, tag, src=None):
             mine = _patch_id(text, src)
             theirs = _patch_id(source.git(['show', '--format=', shas[i]], cwd=src).stdout, src)
             if mine != theirs:
-                problems.append('%s differs from the series commit "%s" (git patch-id): '
-                                'make postings' % (n, posting.commits[i]))
+                problems.append('%s differs from the series commit "%s" (the lines it adds '
+                                'and removes): make postings' % (n, posting.commits[i]))
     return problems
 
 
-def _patch_id(text, src):
-    res = subprocess.run(['git', 'patch-id', '--stable'], input=text, cwd=src,
-                         stdout=subprocess.PIPE, text=True, check=True)
-    return res.stdout.split(' ')[0]
+def _patch_id(text, src=None):
+    """What a patch changes, files and the lines it adds and removes, in
+    order; not its context lines, which differ when a posting is applied
+    without the series commits before it (git patch-id hashes those)."""
+    import hashlib
+    h = hashlib.sha1()
+    start = 0 if text.startswith('diff --git ') else text.find('\ndiff --git ')
+    diff = text[max(start, 0):]
+    for line in diff.splitlines():
+        if line.startswith(('+++ ', '--- ')):
+            h.update(line.split('\t')[0].encode() + b'\n')
+        elif line.startswith(('+', '-')) and not line.startswith(('+++', '---')):
+            h.update(line.rstrip().encode() + b'\n')
+        elif line == '-- ':
+            break
+    return h.hexdigest()
 
 
 def coverage_problems(postings, subjects):

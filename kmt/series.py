@@ -380,7 +380,8 @@ def run(gates=QUICK_GATES):
     """Run the gates on the kernel tree as checked out (base..HEAD is the
     series); returns the records."""
     tag = source.ensure_base()
-    dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
+    with source.tree_lock(what='check the tree is clean'):
+        dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
     if dirty and any(g in gates for g in ('warnings', 'bisect', 'x86_64', 'x86_64-kasan')):
         raise log.StepError('uncommitted changes in %s: commit them first' % paths.SRC)
     records = []

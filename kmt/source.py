@@ -301,6 +301,14 @@ def apply_series(src=paths.SRC, patch_dir=paths.PATCHES, branch=BRANCH, tag=None
     branch already holds exactly this series. On failure the tree is left in
     the middle of git am for inspection and the error names patch and file."""
     tag = tag or ensure_base(src)
+    # The tree's state is read (and a stale git am aborted) only while it
+    # is held: another run's git am inside its own locked block is not
+    # stale, and aborting it leaves both runs with a broken tree.
+    with tree_lock(src, exclusive=True, what='git am'):
+        return _apply_series_locked(src, patch_dir, branch, tag)
+
+
+def _apply_series_locked(src, patch_dir, branch, tag):
     patches = read_series(patch_dir)
     stamp = series_stamp(tag, patches, patch_dir)
     stamp_file = os.path.join(src, '.git', 'kmt-series-stamp')
@@ -318,8 +326,7 @@ def apply_series(src=paths.SRC, patch_dir=paths.PATCHES, branch=BRANCH, tag=None
     if head == branch and cache.fresh(stamp_file, stamp):
         log.info('series up to date on branch %s (%d patches)' % (branch, len(patches)))
         return patches
-    with tree_lock(src, exclusive=True, what='git am'), \
-            log.phase('apply %d patches (git am)' % len(patches)):
+    with log.phase('apply %d patches (git am)' % len(patches)):
         cache.invalidate(stamp_file)
         git(['checkout', '-q', '-B', branch, tag], cwd=src)
         for p in patches:

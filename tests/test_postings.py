@@ -350,3 +350,69 @@ class MeasureTest(unittest.TestCase):
         self.assertIn('  thread tag_stores_per_op: 68 -> 4', lines)
         self.assertIn('  thread plugin_insn_kernel_per_op: differs between runs -> '
                       'differs between runs', lines)
+
+
+class CoverageTest(unittest.TestCase):
+    def test_the_7_3_series_is_the_union_of_its_postings(self):
+        from kmt import reverts
+        ps = postings.load(os.path.join(P73, 'postings.toml'))
+        self.assertEqual(postings.coverage_problems(ps, reverts.series_subjects(P73)), [])
+
+    def test_gaps_and_overlaps_are_named(self):
+        one = postings.Posting('one', 'fix', 'x', ('a: Fix b',))
+        two = postings.Posting('two', 'test', 'x', ('a: Fix b', 'a: Test c'))
+        got = postings.coverage_problems([one, two], ['a: Fix b', 'a: Add d'])
+        self.assertEqual(got, ['"a: Fix b" is in two postings: one and two',
+                               'posting two names "a: Test c", which is not in the series',
+                               '"a: Add d" is in no posting: the series would carry a change '
+                               'that is never posted'])
+
+
+class MeasuredLinesTest(unittest.TestCase):
+    def test_readme_lines(self):
+        m = postings.Measure('w', 'scs', ('thread',), ('fixup_exception',))
+        p = postings.Posting('scs', 'cleanup', 'x', ('a',), measures=(m,))
+        rep = lambda ts, calls: {'bench': {'thread': {'tag_stores_per_op': ts,
+                                                      'tagged_bytes_per_op': None}},
+                                 'calls': {'fixup_exception': calls}}
+        data = {'measures': [{'what': 'w', 'cell': 'scs',
+                              'base': {'runs': [{}, {}], 'repeated': rep(68.0, 0)},
+                              'posting': {'runs': [{}, {}], 'repeated': rep(4.0, None)}}]}
+        old = postproof.PROOF_RESULTS
+        with tempfile.TemporaryDirectory() as d:
+            postproof.PROOF_RESULTS = d
+            try:
+                self.assertEqual(postproof.measured_lines(p),
+                                 ['measured (w, cell scs): not run yet'])
+                with open(os.path.join(d, 'scs-measure.json'), 'w') as f:
+                    json.dump(data, f)
+                self.assertEqual(postproof.measured_lines(p), [
+                    'measured (cell scs, 2 runs each): '
+                    'fixup_exception() calls over the boot 0 -> differ between runs'])
+                # Without calls: the tag stores that repeated.
+                m2 = postings.Measure('w', 'scs', ('thread',))
+                p2 = postings.Posting('scs', 'cleanup', 'x', ('a',), measures=(m2,))
+                self.assertEqual(postproof.measured_lines(p2), [
+                    'measured (cell scs, 2 runs each): thread tag stores/op 68 -> 4'])
+            finally:
+                postproof.PROOF_RESULTS = old
+
+
+class ChangeIdTest(unittest.TestCase):
+    DIFF = ('Subject: x\n\nmsg\n---\n a.c | 1 +\n\ndiff --git a/a.c b/a.c\n'
+            '--- a/a.c\n+++ b/a.c\n@@ -%d,3 +%d,4 @@\n %s\n+int new;\n int b;\n')
+
+    def test_context_does_not_count_the_change_does(self):
+        one = self.DIFF % (10, 10, 'int a;')
+        moved = self.DIFF % (40, 40, 'int vrealloc_case;')   # other neighbours
+        self.assertEqual(postings._patch_id(one), postings._patch_id(moved))  # pylint: disable=protected-access
+        other = one.replace('+int new;', '+int newer;')
+        self.assertNotEqual(postings._patch_id(one), postings._patch_id(other))  # pylint: disable=protected-access
+        # Two files: git show's output starts with the first one's header.
+        two = one + 'diff --git a/b.c b/b.c\n--- a/b.c\n+++ b/b.c\n@@ -1 +1 @@\n-x\n+y\n'
+        self.assertEqual(postings._patch_id(two),  # pylint: disable=protected-access
+                         postings._patch_id(two[two.index('diff --git'):]))  # pylint: disable=protected-access
+        self.assertNotEqual(postings._patch_id(two), postings._patch_id(one))  # pylint: disable=protected-access
+        # git show's output (no mail around it) gives the same id.
+        self.assertEqual(postings._patch_id(one),  # pylint: disable=protected-access
+                         postings._patch_id(one[one.index('diff --git'):]))  # pylint: disable=protected-access

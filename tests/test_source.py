@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 from kmt import log, source
 
@@ -207,6 +208,34 @@ class TreeUseTest(GitAmTest):
         self.assertEqual(holder.stdout.readline().strip(), 'held')
         source.apply_series(src=self.repo, patch_dir=self.pdir, tag='base/1')
         # git am ran only once the build was done.
+        self.assertIsNotNone(holder.poll())
+        with open(os.path.join(self.repo, 'a.c')) as f:
+            self.assertIn('int b2;', f.read())
+
+    def test_another_runs_git_am_is_not_taken_for_a_stale_one(self):
+        """Another run is in the middle of a git am, inside its exclusive
+        hold of the tree (make postings-check applying a posting): this
+        run must wait for it, not abort it as a stale git am (which left
+        both runs with a broken tree)."""
+        p1 = self.make_patch('int b;', 'int b2;', '0001-b.patch')
+        self.write_series([p1])
+        rebase_apply = os.path.join(self.repo, '.git', 'rebase-apply')
+        holder = subprocess.Popen(
+            ['python3', '-c', 'import fcntl, os, shutil, sys, time\n'
+             'fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n'
+             'fcntl.flock(fd, fcntl.LOCK_EX)\n'
+             'os.makedirs(sys.argv[2])\n'
+             'print("in git am", flush=True)\n'
+             'time.sleep(1)\n'
+             'shutil.rmtree(sys.argv[2])\n',
+             source._lock_file(self.repo), rebase_apply],  # pylint: disable=protected-access
+            stdout=subprocess.PIPE, text=True)
+        self.addCleanup(holder.stdout.close)
+        self.addCleanup(holder.wait)
+        self.assertEqual(holder.stdout.readline().strip(), 'in git am')
+        with mock.patch.object(log, 'warn') as warn:
+            source.apply_series(src=self.repo, patch_dir=self.pdir, tag='base/1')
+        self.assertFalse([c for c in warn.call_args_list if 'aborting' in str(c)])
         self.assertIsNotNone(holder.poll())
         with open(os.path.join(self.repo, 'a.c')) as f:
             self.assertIn('int b2;', f.read())
