@@ -421,8 +421,10 @@ def rescore(postings_):
     return 1 if bad else 0
 
 
-def load_result(name):
-    path = os.path.join(PROOF_RESULTS, name + '.json')
+def load_result(name, suffix=''):
+    """RESULTS/postings/NAME.json (the proofs; suffix '-measure': the
+    measures) as last written, or None."""
+    path = os.path.join(PROOF_RESULTS, name + suffix + '.json')
     if not os.path.exists(path):
         return None
     with open(path) as f:
@@ -438,18 +440,10 @@ def why_failed(run):
     return ' (%s)' % text.replace('|', '/')[:80]
 
 
-def load_measures(name):
-    path = os.path.join(PROOF_RESULTS, name + '-measure.json')
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        return json.load(f)
-
-
 def measured_lines(posting):
     """The README's lines for a posting's measures as last run: base ->
     posting for each figure that repeated over the runs."""
-    res = load_measures(posting.name) or {}
+    res = load_result(posting.name, '-measure') or {}
     out = []
     for m in posting.measures:
         rec = next((r for r in res.get('measures', ()) if r['what'] == m.what
