@@ -440,6 +440,12 @@ def why_failed(run):
     return ' (%s)' % text.replace('|', '/')[:80]
 
 
+def _num(v):
+    """A per-operation figure for a table: 2 decimals below 1000, whole
+    numbers above (no exponent)."""
+    return ('%.2f' % v).rstrip('0').rstrip('.') if abs(v) < 1000 else '%d' % round(v)
+
+
 def measured_lines(posting):
     """The README's lines for a posting's measures as last run: base ->
     posting for each figure that repeated over the runs."""
@@ -460,7 +466,7 @@ def measured_lines(posting):
                              ('tagged_bytes_per_op', 'tagged bytes/op')):
                 x, y = base['bench'][b].get(k), after['bench'].get(b, {}).get(k)
                 if x is not None and y is not None:
-                    figs.append('%s %s %g -> %g' % (b, label, x, y))
+                    figs.append('%s %s %s -> %s' % (b, label, _num(x), _num(y)))
         for c in m.calls:
             x, y = base['calls'].get(c), after['calls'].get(c)
             figs.append('%s() calls over the boot %s -> %s' % (
