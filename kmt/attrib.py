@@ -80,6 +80,13 @@ class Symbols:
         with open(path) as f:
             return cls(f)
 
+    def address(self, name):
+        """The address of text symbol name (the first, if several), or None."""
+        for a, n in zip(self.addrs, self.names):
+            if n == name:
+                return a
+        return None
+
     def locate(self, addr):
         """(symbol, offset) of the text symbol holding addr, or None."""
         i = bisect.bisect_right(self.addrs, addr) - 1

@@ -20,7 +20,7 @@ import re
 import shutil
 import subprocess
 
-from . import bootspec, cache, log, paths, qemu
+from . import attrib, bootspec, cache, log, paths, qemu
 
 SOURCE = os.path.join(paths.REPO, 'plugin', 'kmt-count.c')
 DIR = os.path.join(paths.BUILD, 'plugin')
@@ -377,21 +377,6 @@ def compare_calls(expect, out, symbols):
     return errors
 
 
-def kernel_symbols(image):
-    """{name: address} of the System.map beside a built kernel's
-    arch/ARCH/boot/Image."""
-    path = os.path.join(os.path.dirname(image), '..', '..', '..', 'System.map')
-    syms = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                addr, _, name = line.split()[:3]
-                syms.setdefault(name, int(addr, 16))
-    except OSError as e:
-        raise log.StepError('no System.map beside %s: %s' % (image, e))
-    return syms
-
-
 def selftest(image, initrd, logdir, tag='selftest'):
     """Boot kmt-tagtest under the plugin (one vCPU, kasan=off) and compare
     the counts with what it executed. Returns (errors, logfile)."""
@@ -400,15 +385,15 @@ def selftest(image, initrd, logdir, tag='selftest'):
     outfile = os.path.join(logdir, 'plugin-%s.counts' % tag)
     if os.path.exists(outfile):
         os.unlink(outfile)
-    syms = kernel_symbols(image)
+    syms = attrib.Symbols.load(bootspec.system_map(image))
     called = ['__arm64_sys_getppid']
-    if any(s not in syms for s in called):
+    if any(syms.address(s) is None for s in called):
         return ['%s not in the System.map of %s' % (', '.join(called), image)], ''
     spec = bootspec.BootSpec(name='plugin-' + tag, image=image, initrd=initrd,
                              machine='mte', kasan='off', cmdline=('kmt.tagtest=1',),
                              smp=1, icount=True, seed=1,
                              qemu_extra=tuple(qemu_args(so, outfile,
-                                                        pcs=[syms[s] for s in called])),
+                                                        pcs=[syms.address(s) for s in called])),
                              timeout_s=SELFTEST_TIMEOUT_S, logfile=logfile)
     res = qemu.run(spec, echo=False)
     if res.failure:

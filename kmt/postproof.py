@@ -22,7 +22,7 @@ import re
 import subprocess
 import tempfile
 
-from . import bench, build, log, matrix, paths, plugin, qemu, results, source, targets
+from . import attrib, bench, bootspec, build, log, matrix, paths, plugin, qemu, results, source, targets
 
 PROOF_RESULTS = os.path.join(paths.RESULTS, 'postings')
 KUNIT_DIR = os.path.join(paths.REPO, 'kunit')
@@ -180,13 +180,13 @@ MEASURE_RUNS = 2
 
 def run_measure(posting, m, ref, state, run):
     """One plugin boot of the cell's kernel built from ref: kmt-bench's
-    benchmarks on one vCPU with -icount, the calls of m.calls counted over
-    the whole boot."""
+    benchmarks on one vCPU with -icount (run 2 and later with the timer
+    phase moved), the calls of m.calls counted over the whole boot."""
     cell = find_cell(m.cell)
     switch_to(ref)
     image, initrd = build.build_all(cell.config, tree='proof', series_tests=False)
-    syms = plugin.kernel_symbols(image)
-    missing = [c for c in m.calls if c not in syms]
+    syms = attrib.Symbols.load(bootspec.system_map(image))
+    missing = [c for c in m.calls if syms.address(c) is None]
     if missing:
         raise log.StepError('%s: %s not in the System.map of %s (inlined?)'
                             % (posting.name, ', '.join(missing), image))
@@ -197,11 +197,15 @@ def run_measure(posting, m, ref, state, run):
     os.makedirs(os.path.dirname(logfile), exist_ok=True)
     if os.path.exists(counts):
         os.unlink(counts)
-    spec = bench.boot_spec(name, image, initrd, cell.kasan, ','.join(m.bench), True,
+    # Run 1 as is; the others with the timer phase moved (kmt-bench -s):
+    # the same kernel booted twice the same way counts the same, so only
+    # a moved phase can show a figure that does not repeat.
+    shift = '' if run == 1 else '-s,%d,' % (bench.PHASE_SHIFT_LOOPS * (run - 1))
+    spec = bench.boot_spec(name, image, initrd, cell.kasan, shift + ','.join(m.bench), True,
                            'measure', time_only=True, machine=cell.machine,
                            logfile=logfile)
     spec = spec.replace(qemu_extra=tuple(plugin.qemu_args(
-        so, counts, pcs=[syms[c] for c in m.calls])))
+        so, counts, pcs=[syms.address(c) for c in m.calls])))
     with log.phase('measure %s on %s (%s, run %d), log %s' % (
             posting.name, ref, cell.name, run, os.path.relpath(logfile, paths.REPO))):
         res = qemu.run(spec, echo=False)
@@ -220,14 +224,20 @@ def run_measure(posting, m, ref, state, run):
 
 
 def repeated(runs):
-    """The figures of several runs of one kernel: each value where every
-    run agrees, None where they differ (not a measurement yet)."""
+    """The figures of several runs of one kernel (the timer phase moved
+    between them): each value where every run is within bench.REPEAT_PCT
+    percent of the first, None where one is not (not a measurement)."""
+    def same(v, w):
+        if v is None or w is None:
+            return False
+        return abs(w - v) <= abs(v) * bench.REPEAT_PCT / 100.0
+
     first = runs[0]
     bench_ = {}
     for b, figs in first['bench'].items():
-        bench_[b] = {k: (v if all(r['bench'].get(b, {}).get(k) == v for r in runs) else None)
+        bench_[b] = {k: (v if all(same(v, r['bench'].get(b, {}).get(k)) for r in runs) else None)
                      for k, v in figs.items()}
-    calls = {c: (v if all(r['calls'].get(c) == v for r in runs) else None)
+    calls = {c: (v if all(same(v, r['calls'].get(c)) for r in runs) else None)
              for c, v in first['calls'].items()}
     return {'bench': bench_, 'calls': calls}
 

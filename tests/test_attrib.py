@@ -158,3 +158,12 @@ class UntaggedProblemsTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class AddressTest(unittest.TestCase):
+    def test_name_to_address(self):
+        syms = attrib.Symbols(['ffff800080001000 T a\n', 'ffff800080002000 t b\n',
+                               'ffff800080003000 D data\n'])
+        self.assertEqual(syms.address('b'), 0xffff800080002000)
+        self.assertIsNone(syms.address('data'))     # not text
+        self.assertIsNone(syms.address('nope'))

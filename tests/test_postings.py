@@ -338,6 +338,10 @@ class MeasureTest(unittest.TestCase):
         self.assertEqual(got['calls'], {'fixup_exception': 0})
         got = postproof.repeated([run(4.0, 100.0, 0), run(4.0, 100.0, 3)])
         self.assertEqual(got['calls'], {'fixup_exception': None})
+        # Within 0.5% repeats (382.0 and 383.5: 0.39%), beyond does not.
+        got = postproof.repeated([run(382.0, 1000.0, 0), run(383.5, 1006.0, 0)])
+        self.assertEqual(got['bench']['thread'], {'tag_stores_per_op': 382.0,
+                                                  'plugin_insn_kernel_per_op': None})
 
     def test_lines_say_what_does_not_repeat(self):
         m = postings.Measure('w', 'scs', ('thread',))
