@@ -35,8 +35,8 @@ import signal
 import subprocess
 import sys
 
-from . import (bench, build, compare, identity, lava, lavarun, log, matrix, paths, plan, plot,
-               refbench, results, series, source, targets)
+from . import (bench, build, compare, docs, identity, lava, lavarun, log, matrix, paths, plan,
+               plot, refbench, results, series, source, targets)
 
 
 def setup_host():
@@ -136,7 +136,6 @@ def cmd_postings(args):
         return 0
     if args.action == 'readme':
         replace_readme_section('postings-%s' % paths.BASE_NAME, postproof.markdown(chosen))
-        log.info('updated the postings table in README.md')
         return 0
     if args.action == 'prove' and args.rescore:
         return postproof.rescore(chosen)
@@ -174,7 +173,6 @@ def cmd_reverts(args):
         return 0
     if args.action == 'readme':
         replace_readme_section('reverts-%s' % paths.BASE_NAME, reverts.markdown(reverts.load()))
-        log.info('updated the reverts table in README.md')
         return 0
     setup_host()
     source.ensure_base()
@@ -225,21 +223,14 @@ def write_check_cover():
                                     md, base=summary['base'])
     log.info('wrote %s' % os.path.relpath(out, paths.REPO))
     replace_readme_section('check-%s' % paths.BASE_NAME, table)
-    log.info('updated the %s results in README.md' % paths.BASE_NAME)
     return 0
 
 
 def replace_readme_section(marker, table):
-    """Put table between README.md's <!-- marker:begin/end --> lines."""
-    readme = os.path.join(paths.REPO, 'README.md')
-    with open(readme) as f:
-        text = f.read()
-    new, n = re.subn(r'(<!-- %s:begin -->\n).*?(<!-- %s:end -->)' % (marker, marker),
-                     lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
-    if n != 1:
-        raise log.StepError('README.md has no <!-- %s:begin/end --> section' % marker)
-    with open(readme, 'w') as f:
-        f.write(new)
+    """Put table into its section of README.md or docs/*.md."""
+    page = docs.replace_section(marker, table)
+    log.info('updated the %s section of %s' % (marker, page))
+    return page
 
 
 def _terminate(signum, frame):
@@ -403,7 +394,7 @@ def main(argv=None):
                 f.write(table)
             print(table)
             replace_readme_section('side-by-side', table)
-            log.info('wrote %s and the README section' % os.path.relpath(out, paths.REPO))
+            log.info('wrote %s' % os.path.relpath(out, paths.REPO))
         elif args.cmd == 'cover' and paths.BASE.cover_results == 'check':
             return write_check_cover()
         elif args.cmd == 'cover':
@@ -418,27 +409,17 @@ def main(argv=None):
             out = source.write_cover_letter(os.path.join(paths.REPO, 'docs',
                                                          paths.BASE.cover_template), md)
             log.info('wrote %s' % os.path.relpath(out, paths.REPO))
-            readme = os.path.join(paths.REPO, 'README.md')
-            with open(readme) as f:
-                text = f.read()
-            text = re.sub(r'(<!-- bench:begin -->\n).*?(<!-- bench:end -->)',
-                          lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
+            replace_readme_section('bench', table)
             # make bench PLAN=refcount's own table (part 3), when it ran.
             rc_json = os.path.join(paths.RESULTS, 'bench', 'refcount.json')
             if os.path.exists(rc_json):
                 with open(rc_json) as f:
-                    rtable = refbench.markdown_table(json.load(f)['records'])
-                text = re.sub(r'(<!-- refcount:begin -->\n).*?(<!-- refcount:end -->)',
-                              lambda m: m.group(1) + rtable + m.group(2), text, flags=re.S)
+                    replace_readme_section('refcount',
+                                           refbench.markdown_table(json.load(f)['records']))
             shapes = os.path.join(paths.RESULTS, 'bench', 'shapes.json')
             if os.path.exists(shapes):
                 with open(shapes) as f:
-                    stable = bench.markdown_table(json.load(f))
-                text = re.sub(r'(<!-- shapes:begin -->\n).*?(<!-- shapes:end -->)',
-                              lambda m: m.group(1) + stable + m.group(2), text, flags=re.S)
-            with open(readme, 'w') as f:
-                f.write(text)
-            log.info('updated the results in README.md')
+                    replace_readme_section('shapes', bench.markdown_table(json.load(f)))
         elif args.cmd == 'series-check':
             setup_host()
             tag = source.ensure_base()
