@@ -74,6 +74,11 @@ def run_cell(matrix, cell, image, initrd, expectations):
         machine=cell.machine, cpu=machine.cpu, qemu=res.cmd, exit_code=res.exit_code,
         timed_out=res.timed_out, duration_s=round(res.duration, 1))
     results.write_json(logfile[:-4] + '.json', record)
+    kjson = results.kunit_json(res.lines, [targets.SUITES[s] for s in cell.suites],
+                               config=cell.config)
+    if kjson is not None:
+        with open(logfile[:-4] + '.kunit.json', 'w') as f:
+            f.write(kjson + '\n')
     return record
 
 

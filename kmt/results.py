@@ -45,7 +45,7 @@ PASS, FAIL, SKIP, XFAIL = Status.PASS, Status.FAIL, Status.SKIP, Status.XFAIL
 # What can go wrong besides a failed test: a kernel report (a kind of
 # REPORTS, below) or what the tooling itself notices.
 TOOL_PROBLEMS = ('timeout', 'missing', 'module', 'qemu', 'unexpected-pass', 'bench',
-                 'gate')
+                 'gate', 'machine')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -371,6 +371,28 @@ def kernel_lines(lines):
     return out
 
 
+def kunit_json(lines, suites, arch='arm64', config='', build_dir=''):
+    """The KUnit results of one boot in the kernel's own kunit_json format
+    (what kunit.py --json writes and KernelCI reads): one group per KUnit
+    suite of the cell that reported, whichever KTAP document (built in, or
+    a module's) it was in. None if the cell ran no KUnit suite."""
+    kp = kunit_parser()
+    import kunit_json  # pylint: disable=import-outside-toplevel
+    wanted = [s.select for s in suites if s.kind == 'kunit']
+    if not wanted:
+        return None
+    root = kp.Test()
+    root.name = 'main'
+    root.status = kp.TestStatus.SUCCESS
+    for doc in ktap_documents(kernel_lines(lines)):
+        for t in parse_ktap(doc).subtests:
+            if t.name in wanted:
+                root.subtests.append(t)
+                root.counts.add_subtest_counts(t.counts)
+    meta = kunit_json.Metadata(arch=arch, def_config=config, build_dir=build_dir)
+    return kunit_json.get_json_result(root, meta)
+
+
 def suite_results(lines, suite):
     """[(test name, status, detail)] for one suite, or an error string."""
     if suite.kind == 'kunit':
@@ -454,6 +476,11 @@ def analyze(lines, cell, timed_out=False):
                                     i + 1))
     if not timed_out and not any(l.startswith('KMT-DONE') for l in lines):
         problems.append(problem('missing', 'init never finished (no KMT-DONE)'))
+    machine = targets.MACHINES[cell.machine]
+    for pattern, what in machine.boot_expect + cell.boot_expect:
+        if not any(re.search(pattern, l) for l in lines):
+            problems.append(problem('machine', 'machine %s: the boot log does not show %s (/%s/)'
+                                    % (machine.name, what, pattern)))
     return {'tests': tests, 'problems': problems}
 
 

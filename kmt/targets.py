@@ -35,6 +35,9 @@ class Machine:
     # can read, so it is taken from QEMU's CPU model (aarch64_max_tcg_initfn:
     # gm_blocksize = 6, i.e. 64 words = 256 bytes). 0: no MTE.
     gm_block_bytes: int = 0
+    # What the boot log must show for the machine's shape to have been
+    # tested (e.g. the exception level the kernel runs at): (regex, what).
+    boot_expect: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class Cell:
     suites: Tuple[str, ...]
     timeout_s: int = 900
     cmdline: Tuple[str, ...] = field(default_factory=tuple)
+    # As Machine.boot_expect, for what the cell's kernel parameters ask.
+    boot_expect: Tuple[Tuple[str, str], ...] = ()
 
 
 CONFIGS = {c.name: c for c in [
@@ -122,6 +127,9 @@ CONFIGS = {c.name: c for c in [
     # check, at a GCC build's cost.
     KernelConfig('lean-scs', 'allnoconfig', ('minimal.config', 'mte-kasan.config', 'scs.config'),
                  ('series-tests.config',)),
+    # KVM built in, for a boot in protected mode (pKVM).
+    KernelConfig('lean-kvm', 'allnoconfig', ('minimal.config', 'mte-kasan.config', 'kvm.config'),
+                 ('series-tests.config', 'mte-kunit.config')),
     KernelConfig('lean-clang', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'scs.config'),
                  ('series-tests.config',), llvm=True),
@@ -135,6 +143,19 @@ MACHINES = {m.name: m for m in [
     # Four vCPUs for the refcount suite's concurrency case.
     Machine('mte-smp4', 'virt,mte=on,gic-version=3', 'max', smp=4, gm_block_bytes=256),
     Machine('llsc-smp4', 'virt,gic-version=3', 'cortex-a72', smp=4, has_mte=False),
+    # Booted at EL2 with the Virtualization Host Extensions, as servers and
+    # most boards boot (tuxlava's and KernelCI's qemu-arm64 machine): the
+    # kernel runs at EL2 and its TFSR_EL1/TCR_EL1 accesses reach the EL2
+    # registers (HCR_EL2.E2H).
+    Machine('mte-vhe', 'virt,mte=on,gic-version=3,virtualization=on', 'max',
+            gm_block_bytes=256,
+            boot_expect=((r'CPU: All CPU\(s\) started at EL2', 'every CPU started at EL2'),
+                         (r'CPU features: detected: Virtualization Host Extensions',
+                          'VHE in use'))),
+    # Entered at EL2, for a hypervisor (pKVM) to stay there.
+    Machine('mte-el2', 'virt,mte=on,gic-version=3,virtualization=on', 'max',
+            gm_block_bytes=256,
+            boot_expect=((r'CPU: All CPU\(s\) started at EL2', 'every CPU started at EL2'),)),
     # Room for upstream's pgtable benchmark (2 GiB faulted, then fork).
     Machine('mte-4g', 'virt,mte=on,gic-version=3', 'max', mem_mb=4096, gm_block_bytes=256),
 ]}
@@ -194,7 +215,8 @@ CHECK = [
          ('arm64-mte', 'mte', 'lkdtm-refcount', 'lkdtm-stack')),
     Cell('kasan-off', 'lean', 'mte', 'off', ('arm64-mte', 'mte', 'lkdtm-refcount')),
     # The refcount suite provokes the refcount_t warnings on purpose: a
-    # panic_on_warn kernel must not go down (those cases skip instead).
+    # panic_on_warn kernel must not go down (6.12: those cases skip; 7.3:
+    # they run with KUnit's warning suppression, which cannot panic).
     Cell('refcount-panic-on-warn', 'lean', 'mte-smp4', 'sync', ('refcount',),
          cmdline=('panic_on_warn=1',)),
     # The configurations users build. A built-in kernel runs one KUnit
@@ -214,6 +236,12 @@ CHECK = [
     Cell('kasan-generic', 'lean-kasan-generic-llsc', 'llsc', 'generic', ('kasan',)),
     Cell('refcount-nolse', 'lean-kasan-generic-llsc', 'llsc-smp4', 'generic',
          ('refcount', 'lkdtm-refcount')),
+    # The same kernels booted at EL2 with VHE: part 1's TFSR checks (sync,
+    # async) and part 4's TCMA1 on a distribution kernel, where the
+    # kernel's TCR_EL1 is TCR_EL2.
+    Cell('vhe-sync', 'lean', 'mte-vhe', 'sync', ('kasan', 'mte')),
+    Cell('vhe-async', 'lean', 'mte-vhe', 'async', ('kasan', 'mte')),
+    Cell('vhe-distro-rt', 'lean-nokasan-rt', 'mte-vhe', 'none', ('arm64-mte', 'mte')),
 ]
 
 # ALL=1 make check: also the compiler-instrumented configurations that do
@@ -241,6 +269,13 @@ CHECK_ALL = CHECK + [
     # Shadow call stacks (GCC): kernel_stack_untagged checks the task's
     # shadow call stack too.
     Cell('scs', 'lean-scs', 'mte', 'sync', ('kasan',)),
+    # Protected KVM, as Android boots: the kernel at EL1 under the pKVM
+    # hypervisor (nVHE at EL2), part 1's TFSR_EL1 checks and the tag
+    # checks of KASAN HW_TAGS with the host's stage 2 in place.
+    Cell('pkvm-sync', 'lean-kvm', 'mte-el2', 'sync', ('kasan', 'mte'),
+         cmdline=('kvm-arm.mode=protected',),
+         boot_expect=((r'kvm \[\d+\]: Protected nVHE mode initialized successfully',
+                       'pKVM initialized'),)),
     # clang (LLVM=1) with shadow call stacks, as Android builds.
     Cell('clang', 'lean-clang', 'mte', 'sync', ('kasan', 'mte')),
     Cell('clang-refcount', 'lean-clang', 'mte-smp4', 'sync', ('refcount',)),

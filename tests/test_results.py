@@ -174,6 +174,65 @@ class AnalyzeTest(unittest.TestCase):
         self.assertTrue(any('no kselftest matches' in p['text'] for p in out['problems']))
 
 
+class MachineShapeTest(unittest.TestCase):
+    """A machine that promises a boot shape (EL2 with VHE, pKVM) must see it
+    in the log: a kernel that quietly dropped to EL1 has not tested it."""
+
+    VHE = targets.Cell('vhe-sync', 'lean', 'mte-vhe', 'sync', ('kasan', 'mte', 'lkdtm-refcount'))
+
+    def test_el1_boot_on_an_el2_machine_is_a_failure(self):
+        lines = [l.replace('started at EL2', 'started at EL1') for l in load('sync-ok.log')]
+        lines = [l for l in lines if 'Virtualization Host Extensions' not in l]
+        out = results.analyze(lines, self.VHE)
+        probs = [p for p in out['problems'] if p['kind'] == 'machine']
+        self.assertEqual(len(probs), 2, out['problems'])
+        self.assertIn('EL2', probs[0]['text'])
+
+    def test_vhe_boot_passes(self):
+        lines = load('sync-ok.log')
+        at = next(i for i, l in enumerate(lines) if 'Kernel command line' in l)
+        lines = (lines[:at] + ['[    0.000000] CPU features: detected: Virtualization Host Extensions']
+                 + lines[at:at + 1] + ['[    0.251116] CPU: All CPU(s) started at EL2']
+                 + lines[at + 1:])
+        out = results.analyze(lines, self.VHE)
+        self.assertEqual(out['problems'], [])
+
+    def test_machines_without_a_shape_check_nothing(self):
+        self.assertEqual(targets.MACHINES['mte'].boot_expect, ())
+        self.assertTrue(all(targets.MACHINES[c.machine].boot_expect
+                            for c in targets.CHECK if c.name.startswith('vhe-')))
+
+
+class KunitJsonTest(unittest.TestCase):
+    """kunit.py's --json format, written next to each boot's record: the
+    same cases and statuses as kmt's own reading of the log."""
+
+    def test_the_same_cases_as_analyze(self):
+        lines = load('sync-ok.log')
+        doc = json.loads(results.kunit_json(lines, [targets.SUITES[s] for s in SYNC.suites],
+                                            config='lean'))
+        self.assertEqual(doc['name'], 'KUnit Test Group')
+        self.assertEqual([g['name'] for g in doc['sub_groups']], ['kasan'])
+        cases = {c['name']: c['status'] for c in doc['sub_groups'][0]['test_cases']}
+        mine = {t['name']: t['status'] for t in results.analyze(lines, SYNC)['tests']
+                if t['suite'] == 'kasan'}
+        self.assertEqual(set(cases), set(mine))
+        status = {'pass': 'PASS', 'skip': 'SKIP', 'fail': 'FAIL'}
+        self.assertEqual(cases, {n: status[st] for n, st in mine.items()})
+        self.assertEqual(doc['defconfig'], 'lean')
+
+    def test_suites_of_modules_are_found_in_their_documents(self):
+        doc = json.loads(results.kunit_json(MODULES_LOG, [targets.SUITES[s]
+                                                          for s in MODULES.suites]))
+        groups = {g['name']: g for g in doc['sub_groups']}
+        self.assertEqual(sorted(groups), ['kasan', 'refcount'])
+        self.assertEqual(groups['refcount']['test_cases'],
+                         [{'name': 'refcount_test_constants', 'status': 'FAIL'}])
+
+    def test_no_kunit_suite_no_json(self):
+        self.assertIsNone(results.kunit_json(MODULES_LOG, [targets.SUITES['mte']]))
+
+
 class ExpectationsTest(unittest.TestCase):
     def _write(self, text):
         fd, path = tempfile.mkstemp()
