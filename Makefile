@@ -6,7 +6,7 @@ export KMT_BASE := $(BASE)
 endif
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
-.PHONY: run check bench series-check setup prepare build-lean build-full selftest export signoff postings postings-check postings-prove reverts cells cover compare lava lava-run lava-import clean distclean
+.PHONY: run check bench series-check setup shell prepare build-lean build-full selftest export signoff postings postings-check postings-prove reverts cells cover compare lava lava-run lava-import clean distclean
 
 run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
 	$(KMT) run
@@ -40,6 +40,8 @@ reverts:        ## each change of the series reverted alone: the tests patches/r
 	$(KMT) reverts run $(if $(CHANGE),'$(CHANGE)')
 cells:
 	$(KMT) cells
+shell:          ## CELL=sync: boot that cell's kernel and initramfs with a shell on the console (GDB=1: gdb stub on :1234, halted; SUITES=1: run its suites first)
+	$(PY) -m kmt shell $(or $(CELL),sync) $(if $(filter-out 0,$(GDB)),--gdb) $(if $(filter-out 0,$(SUITES)),--suites)
 cover:          ## the cover letter and README results from the last run (6.12: make bench; BASE=7.3: make check)
 	$(KMT) cover
 compare:        ## every base's bench results side by side (README); MEASURE=1: first measure every base in one run (QUICK sizes)

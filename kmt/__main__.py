@@ -307,6 +307,10 @@ def main(argv=None):
     p.add_argument('--all', action='store_true', help='every gate, bisect and configs too')
     p.add_argument('--gate', action='append', choices=series.ALL_GATES)
     sub.add_parser('cover')
+    p = sub.add_parser('shell', help="boot a cell's kernel with a shell on the console")
+    p.add_argument('cell_name', metavar='CELL', nargs='?', default='sync')
+    p.add_argument('--gdb', action='store_true', help='QEMU gdb stub on :1234, halted at start')
+    p.add_argument('--suites', action='store_true', help="run the cell's suites first")
     p = sub.add_parser('compare')
     p.add_argument('--measure', action='store_true',
                    help='first run make bench of every base, in one run')
@@ -444,6 +448,10 @@ def main(argv=None):
                 print('  ' + t)
             print('Results: %s' % os.path.relpath(path, paths.REPO))
             return 1 if checks or not recs else 0
+        elif args.cmd == 'shell':
+            from . import shell
+            setup_host()
+            return shell.run(args.cell_name, gdb=args.gdb, suites=args.suites, apply=args.apply)
         elif args.cmd == 'lava-run':
             cells = args.cell or ['sync']
             failed = 0

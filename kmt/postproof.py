@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 
@@ -100,6 +101,16 @@ def kunit_command(proof, build_dir, kunitconfig, json_file):
     return cmd + [proof.test.split('/')[0]]
 
 
+def kunit_compiler_args(arch, ccache):
+    """kunit.py's compiler options: the cross compiler for arm64, through
+    ccache where there is one (each git am or checkout touches every file,
+    so without it a proof rebuilds the whole kernel at full cost)."""
+    wrap = 'ccache ' if ccache else ''
+    if arch == 'arm64':
+        return ['--cross_compile=' + wrap + paths.CROSS_COMPILE]
+    return ['--make_options=CC=ccache gcc'] if ccache else []
+
+
 def kunit_build_dir(proof):
     """One build directory per arch and configuration, shared by the
     postings and states that use it: switching the checkout rebuilds only
@@ -149,8 +160,7 @@ def run_kunit_proof(posting, proof, ref, state):
     if proof.arch == 'arm64':
         env['CROSS_COMPILE'] = paths.CROSS_COMPILE
     cmd = kunit_command(proof, build_dir, kunitconfig, json_file)
-    if proof.arch == 'arm64':
-        cmd.insert(4, '--cross_compile=' + paths.CROSS_COMPILE)
+    cmd[4:4] = kunit_compiler_args(proof.arch, shutil.which('ccache') is not None)
     switch_to(ref)
     with log.phase('kunit.py %s on %s (%s), log %s' % (
             proof.arch, ref, state, os.path.relpath(logfile, paths.REPO))):

@@ -420,3 +420,18 @@ class ChangeIdTest(unittest.TestCase):
         # git show's output (no mail around it) gives the same id.
         self.assertEqual(postings._patch_id(one),  # pylint: disable=protected-access
                          postings._patch_id(one[one.index('diff --git'):]))  # pylint: disable=protected-access
+
+
+class KunitCompilerArgsTest(unittest.TestCase):
+    def test_arm64_cross_compiler_through_ccache(self):
+        from kmt import postproof
+        self.assertEqual(postproof.kunit_compiler_args('arm64', True),
+                         ['--cross_compile=ccache aarch64-linux-gnu-'])
+        self.assertEqual(postproof.kunit_compiler_args('arm64', False),
+                         ['--cross_compile=aarch64-linux-gnu-'])
+
+    def test_x86_64_through_ccache_only_where_there_is_one(self):
+        from kmt import postproof
+        self.assertEqual(postproof.kunit_compiler_args('x86_64', True),
+                         ['--make_options=CC=ccache gcc'])
+        self.assertEqual(postproof.kunit_compiler_args('x86_64', False), [])
