@@ -477,10 +477,12 @@ def analyze(lines, cell, timed_out=False):
     if not timed_out and not any(l.startswith('KMT-DONE') for l in lines):
         problems.append(problem('missing', 'init never finished (no KMT-DONE)'))
     machine = targets.MACHINES[cell.machine]
-    for pattern, what in machine.boot_expect + cell.boot_expect:
+    shapes = ([('machine ' + machine.name, e) for e in machine.boot_expect]
+              + [('cell ' + cell.name, e) for e in cell.boot_expect])
+    for who, (pattern, what) in shapes:
         if not any(re.search(pattern, l) for l in lines):
-            problems.append(problem('machine', 'machine %s: the boot log does not show %s (/%s/)'
-                                    % (machine.name, what, pattern)))
+            problems.append(problem('machine', '%s: the boot log does not show %s (/%s/)'
+                                    % (who, what, pattern)))
     return {'tests': tests, 'problems': problems}
 
 

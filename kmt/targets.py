@@ -274,7 +274,8 @@ CHECK_ALL = CHECK + [
     # checks of KASAN HW_TAGS with the host's stage 2 in place.
     Cell('pkvm-sync', 'lean-kvm', 'mte-el2', 'sync', ('kasan', 'mte'),
          cmdline=('kvm-arm.mode=protected',),
-         boot_expect=((r'kvm \[\d+\]: Protected nVHE mode initialized successfully',
+         # hVHE where the CPU has VHE (QEMU's max), nVHE otherwise.
+         boot_expect=((r'kvm \[\d+\]: Protected [hn]VHE mode initialized successfully',
                        'pKVM initialized'),)),
     # clang (LLVM=1) with shadow call stacks, as Android builds.
     Cell('clang', 'lean-clang', 'mte', 'sync', ('kasan', 'mte')),

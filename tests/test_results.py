@@ -197,6 +197,21 @@ class MachineShapeTest(unittest.TestCase):
         out = results.analyze(lines, self.VHE)
         self.assertEqual(out['problems'], [])
 
+    def test_pkvm_in_either_mode_and_only_when_initialized(self):
+        cell = [c for c in targets.CHECK_ALL if c.name == 'pkvm-sync'][0]
+        base = load('sync-ok.log')
+        at = next(i for i, l in enumerate(base) if 'Kernel command line' in l) + 1
+        for mode, ok in (('hVHE', True), ('nVHE', True), ('none', False)):
+            extra = ['[    0.250139] CPU: All CPU(s) started at EL2']
+            if mode != 'none':
+                extra.append('[    1.543116] kvm [1]: Protected %s mode initialized successfully'
+                             % mode)
+            out = results.analyze(base[:at] + extra + base[at:], cell)
+            probs = [p['text'] for p in out['problems'] if p['kind'] == 'machine']
+            self.assertEqual(probs == [], ok, (mode, probs))
+            if not ok:
+                self.assertIn('cell pkvm-sync', probs[0])
+
     def test_machines_without_a_shape_check_nothing(self):
         self.assertEqual(targets.MACHINES['mte'].boot_expect, ())
         self.assertTrue(all(targets.MACHINES[c.machine].boot_expect
