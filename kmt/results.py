@@ -135,13 +135,18 @@ def kunit_parser():
     global _parser
     if _parser is not None:
         return _parser
+    # kunit_json: kunit.py's --json format, written next to each record.
+    modules = ('kunit_parser', 'kunit_printer', 'kunit_json')
+
+    def complete(d):
+        return all(os.path.exists(os.path.join(d, m + '.py')) for m in modules)
     d = os.path.join(paths.SRC, 'tools', 'testing', 'kunit')
-    if not os.path.exists(os.path.join(d, 'kunit_parser.py')):
+    if not complete(d):
         d = os.path.join(paths.BASE_BUILD, 'kunit-parser')   # the base's own parser
-        if not os.path.exists(os.path.join(d, 'kunit_parser.py')):
+        if not complete(d):
             os.makedirs(d, exist_ok=True)
             members = ['%s/tools/testing/kunit/%s.py' % (paths.SOURCE_PACKAGE, m)
-                       for m in ('kunit_parser', 'kunit_printer')]
+                       for m in modules]
             log.info('extracting the KTAP parser from %s' % paths.SOURCE_TARBALL)
             subprocess.run(['tar', '-xf', paths.SOURCE_TARBALL, '-C', d,
                             '--strip-components=4'] + members, check=True)
