@@ -21,7 +21,6 @@ def command(cell, image, initrd, gdb=False, suites=False):
     # The console multiplexed with QEMU's monitor (Ctrl-A c; Ctrl-A x
     # quits): Ctrl-C goes to the guest's shell, not to QEMU.
     cmd[cmd.index('-serial') + 1] = 'mon:stdio'
-    cmd[cmd.index('-monitor') + 1] = 'none'
     if gdb:
         cmd += ['-s', '-S']
     return cmd
