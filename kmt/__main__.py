@@ -30,7 +30,6 @@ APPLY=0 in the environment or --no-apply builds the kernel tree as it is.
 import argparse
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -237,7 +236,241 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt
 
 
-def main(argv=None):
+def cmd_check(args):
+    return cmd_matrix(args, 'check-all' if args.all else 'check')
+
+
+def cmd_run(args):
+    return cmd_matrix(args, 'run')
+
+
+def cmd_setup(args):
+    setup_host()
+    return done()
+
+
+def cmd_prepare(args):
+    tag = source.ensure_base()
+    if args.apply:
+        source.apply_series(tag=tag)
+    log.info('kernel tree: %s (branch %s)' % (paths.SRC, source.git(
+        ['symbolic-ref', '--short', 'HEAD'], check=False).stdout.strip()))
+    return done()
+
+
+def cmd_build(args):
+    tag = source.ensure_base()
+    if args.apply:
+        source.apply_series(tag=tag)
+    print('\n'.join(build.build_all(args.config)))
+    return done()
+
+
+def cmd_parse(args):
+    cell = [c for c in targets.MATRICES[args.matrix] if c.name == args.cell]
+    if not cell:
+        raise log.StepError('no cell %s in matrix %s' % (args.cell, args.matrix))
+    with open(args.log, errors='replace') as f:
+        lines = [l.rstrip('\n') for l in f]
+    out = results.analyze(lines, cell[0])
+    rec = dict(out, cell=args.cell, suites=list(cell[0].suites),
+               kasan=cell[0].kasan, log=args.log)
+    matrix.print_table([rec])
+    c = matrix.counts([rec])
+    print('%d passed, %d failed, %d skipped' % (c['pass'], c['fail'], c['skip'] + c['xfail']))
+    return 1 if c['fail'] else 0
+
+
+def cmd_export(args):
+    names = source.export_series(args.branch)
+    log.info('exported %d patches to %s/: %s' % (
+        len(names), os.path.relpath(paths.PATCHES, paths.REPO), ' '.join(names)))
+    return done()
+
+
+def cmd_signoff(args):
+    names = identity.sign_series(args.identity, dry_run=args.dry_run)
+    log.info('%s %d patches as %s: %s' % (
+        'would sign' if args.dry_run else 'signed', len(names), args.identity,
+        ' '.join(names) or '(none changed)'))
+    return done()
+
+
+def cmd_bench(args):
+    setup_host()
+    plan_name = args.plan or ('quick' if args.quick else 'full')
+    result, table = bench.run(apply=args.apply, plan_name=plan_name)
+    name = bench.PLANS[plan_name].get('output', 'results')
+    why = bench_plot() if name == 'results' else None
+    print('\n' + table)
+    print('Results: build/results/bench/%s.json, %s.md%s' % (
+        name, name, ' and results.png' if name == 'results' else ''))
+    for p in result['problems'] + ([why] if why else []):
+        print('error: ' + p, file=sys.stderr)
+    log.summary()
+    return 1 if result['problems'] or why else 0
+
+
+def cmd_compare(args):
+    if args.measure:
+        compare.measure(args.plan)
+    table = compare.markdown(compare.load())
+    out = os.path.join(paths.BUILD, 'results', 'compare.md')
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, 'w') as f:
+        f.write(table)
+    print(table)
+    replace_readme_section('side-by-side', table)
+    log.info('wrote %s' % os.path.relpath(out, paths.REPO))
+    return done()
+
+
+def cmd_cover(args):
+    if paths.BASE.cover_results == 'check':
+        return write_check_cover()
+    res_json = os.path.join(paths.RESULTS, 'bench', 'results.json')
+    if not os.path.exists(res_json):
+        raise log.StepError('no %s: run make bench first' % res_json)
+    md = os.path.join(paths.RESULTS, 'bench', 'results.md')
+    with open(res_json) as f:
+        table = bench.markdown_table(json.load(f))
+    with open(md, 'w') as f:
+        f.write(table)
+    out = source.write_cover_letter(os.path.join(paths.REPO, 'docs',
+                                                 paths.BASE.cover_template), md)
+    log.info('wrote %s' % os.path.relpath(out, paths.REPO))
+    replace_readme_section('bench', table)
+    # make bench PLAN=refcount's own table (part 3), when it ran.
+    rc_json = os.path.join(paths.RESULTS, 'bench', 'refcount.json')
+    if os.path.exists(rc_json):
+        with open(rc_json) as f:
+            replace_readme_section('refcount', refbench.markdown_table(json.load(f)['records']))
+    shapes = os.path.join(paths.RESULTS, 'bench', 'shapes.json')
+    if os.path.exists(shapes):
+        with open(shapes) as f:
+            replace_readme_section('shapes', bench.markdown_table(json.load(f)))
+    return done()
+
+
+def cmd_series_check(args):
+    setup_host()
+    tag = source.ensure_base()
+    if args.apply:
+        source.apply_series(tag=tag)
+    gates = args.gate or (series.ALL_GATES if args.all else series.QUICK_GATES)
+    records = series.run(gates)
+    matrix.print_table(records)
+    log.summary()
+    c = matrix.counts(records)
+    print('%d passed, %d failed' % (c['pass'], c['fail']))
+    return 1 if c['fail'] else 0
+
+
+def print_bench_figures(recs, checks):
+    for r in recs:
+        print('%s %s %s: %s %s' % (r['benchmark'], r['kernel'], r['kasan'],
+                                   r['metric'], r['value']))
+    for t in checks:
+        print('  ' + t)
+
+
+def cmd_lava_run(args):
+    if args.boot:
+        recs, checks, path = lavarun.run_bench(args.boot)
+        print_bench_figures(recs, ())
+        print('%s through lava-run: %d figures; %s' % (
+            args.boot, len(recs), 'LAVA\'s measurements equal the console\'s'
+            if not checks else 'DISAGREES or failed:'))
+        for t in checks:
+            print('  ' + t)
+        print('Results: %s' % os.path.relpath(path, paths.REPO))
+        return 1 if checks or not recs else 0
+    failed = 0
+    mx = 'check-all' if args.all else 'check'
+    for cell in args.cell or ['sync']:
+        record, checks = (lavarun.evaluate(cell, mx) if args.no_boot else lavarun.run(cell, mx))
+        problems = [p['text'] for p in record['problems']]
+        c = matrix.counts([record])
+        print('%s through lava-run: %d passed, %d failed (with problems), %d skipped; %s' % (
+            cell, c['pass'], c['fail'], c['skip'],
+            'agrees with the direct run and with LAVA\'s own results'
+            if not checks and not problems else 'DISAGREES or failed:'))
+        for t in problems + checks:
+            print('  ' + t)
+        failed += bool(checks or problems)
+    print('Results: %s' % os.path.relpath(os.path.join(paths.RESULTS, 'lava-run'), paths.REPO))
+    return 1 if failed else 0
+
+
+def cmd_lava_import(args):
+    if args.boot:
+        recs, checks, path = lavarun.lab_import_bench(args.log, args.boot, args.lab,
+                                                      args.device, args.job)
+        print_bench_figures(recs, checks)
+        print('Results: %s, lab_records of results/bench/results.json'
+              % os.path.relpath(path, paths.REPO))
+        return 1 if checks or not recs else 0
+    if len(args.cell or ()) != 1:
+        raise log.StepError('lava-import: name the job\'s cell with one --cell')
+    mx = 'check-all' if args.all else 'check'
+    record, checks, path = lavarun.lab_import(args.log, args.cell[0], args.lab,
+                                              args.device, args.job, mx)
+    c = matrix.counts([record])
+    print('%s: %d passed, %d failed (with problems), %d skipped' % (
+        record['where'], c['pass'], c['fail'], c['skip']))
+    for t in [p['text'] for p in record['problems']] + checks:
+        print('  ' + t)
+    print('Results: %s, lab_cells of results/%s.json' % (os.path.relpath(path, paths.REPO), mx))
+    return 1 if c['fail'] else 0
+
+
+def cmd_lava(args):
+    if args.bench:
+        out = os.path.join(paths.BUILD, 'lava', 'bench-' + args.bench + (
+            '' if args.device == 'qemu' else '-' + args.device))
+        files = lava.export_bench(args.bench, out, args.url_base, args.device,
+                                  args.firmware_url, args.device_type_name)
+    else:
+        name = 'check-all' if args.all else 'check'
+        out = os.path.join(paths.BUILD, 'lava', name + (
+            '' if args.device == 'qemu' else '-' + args.device))
+        files = lava.export(name, out, args.url_base, args.device, args.cell,
+                            args.firmware_url, args.device_type_name)
+    log.info('%d LAVA job(s), each validated by lava_common.schemas, in %s'
+             % (len(files), os.path.relpath(out, paths.REPO)))
+    return done()
+
+
+def cmd_cells(args):
+    # check-all is check plus more: each cell is listed once, under the
+    # first matrix that has it.
+    seen = set()
+    for name, cells in targets.MATRICES.items():
+        for c in cells:
+            if c in seen:
+                continue
+            seen.add(c)
+            print('%-9s %-26s config=%-24s machine=%-9s kasan=%-7s suites=%s' % (
+                name, c.name, c.config, c.machine, c.kasan, ','.join(c.suites)))
+    return done()
+
+
+def cmd_shell(args):
+    from . import shell  # pylint: disable=import-outside-toplevel
+    setup_host()
+    return shell.run(args.cell_name, gdb=args.gdb, suites=args.suites, apply=args.apply)
+
+
+def done():
+    """The end of a command that prints no verdict of its own: the phase
+    durations, and success."""
+    log.summary()
+    return 0
+
+
+def build_parser():
+    """The command line: one subparser per command, each naming the
+    function that runs it (func)."""
     ap = argparse.ArgumentParser(prog='kmt', description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--dry-run', action='store_true', help='print the commands only')
@@ -246,24 +479,30 @@ def main(argv=None):
                     help='build the kernel tree as it is checked out')
     ap.add_argument('--cell', action='append', help='run only this cell (repeatable)')
     sub = ap.add_subparsers(dest='cmd', required=True)
-    p = sub.add_parser('check')
+
+    def command(name, func, **kw):
+        p = sub.add_parser(name, **kw)
+        p.set_defaults(func=func)
+        return p
+    p = command('check', cmd_check)
     p.add_argument('--all', action='store_true',
                    help='also the KASAN sw_tags, KCSAN and clang configurations')
-    sub.add_parser('run')
-    sub.add_parser('setup')
-    sub.add_parser('prepare')
-    p = sub.add_parser('build')
+    command('run', cmd_run)
+    command('setup', cmd_setup)
+    command('prepare', cmd_prepare)
+    p = command('build', cmd_build)
     p.add_argument('config', choices=sorted(targets.CONFIGS))
-    p = sub.add_parser('parse')
+    p = command('parse', cmd_parse)
     p.add_argument('log')
     p.add_argument('cell')
     p.add_argument('--matrix', default='check')
-    p = sub.add_parser('export')
+    p = command('export', cmd_export)
     p.add_argument('branch')
-    p = sub.add_parser('signoff')
+    p = command('signoff', cmd_signoff)
     p.add_argument('identity', help='"Full Name <user@example.com>"')
-    sub.add_parser('cells')
-    p = sub.add_parser('postings', help='the series as the postings its maintainers apply')
+    command('cells', cmd_cells)
+    p = command('postings', cmd_postings,
+                help='the series as the postings its maintainers apply')
     p.add_argument('action', choices=('write', 'check', 'prove', 'measure', 'list', 'readme'))
     p.add_argument('names', nargs='*', help='postings (default: all of postings.toml)')
     p.add_argument('--static', action='store_true',
@@ -274,16 +513,16 @@ def main(argv=None):
     p.add_argument('--runner', action='append', choices=('cell', 'kunit.py'),
                    help='prove: only the proofs of this runner (repeatable); the '
                         'others keep their last results')
-    p = sub.add_parser('reverts', help="each change reverted: its tests must fail")
+    p = command('reverts', cmd_reverts, help="each change reverted: its tests must fail")
     p.add_argument('action', choices=('run', 'list', 'readme'))
     p.add_argument('changes', nargs='*', help='entries of reverts.toml (part of the subject)')
-    p = sub.add_parser('lava-run')
+    p = command('lava-run', cmd_lava_run)
     p.add_argument('--all', action='store_true', help='a cell of the ALL=1 matrix')
     p.add_argument('--boot', help="instead of a cell: one boot of make bench's QUICK plan "
                                   "(e.g. bench-patched-sync-icount)")
     p.add_argument('--no-boot', action='store_true',
                    help="read the cell's last lava-run log back, without running it again")
-    p = sub.add_parser('lava-import')
+    p = command('lava-import', cmd_lava_import)
     p.add_argument('log', help="the job's log, e.g. from lavacli jobs logs ID --raw")
     p.add_argument('--boot', help='a benchmark job: its boot (bench-<kernel>-<mode>-<tag>, '
                                   'the job name without "kmt ")')
@@ -291,7 +530,7 @@ def main(argv=None):
     p.add_argument('--device', required=True, help='the device (type) it ran on')
     p.add_argument('--job', required=True, help="the lab's job id")
     p.add_argument('--all', action='store_true', help='a cell of the ALL=1 matrix')
-    p = sub.add_parser('lava')
+    p = command('lava', cmd_lava)
     p.add_argument('--all', action='store_true', help='the ALL=1 matrix')
     p.add_argument('--bench', choices=sorted(bench.PLANS),
                    help="instead of the matrix: one job per boot of make bench's plan "
@@ -303,25 +542,29 @@ def main(argv=None):
     p.add_argument('--firmware-url', help='fvp: where bl1.bin, fip.bin and '
                                           'fvp-base-revc.dtb are; u-boot: board.dtb')
     p.add_argument('--device-type-name', help="the lab's name of the device type")
-    p = sub.add_parser('series-check')
+    p = command('series-check', cmd_series_check)
     p.add_argument('--all', action='store_true', help='every gate, bisect and configs too')
     p.add_argument('--gate', action='append', choices=series.ALL_GATES)
-    sub.add_parser('cover')
-    p = sub.add_parser('shell', help="boot a cell's kernel with a shell on the console")
+    command('cover', cmd_cover)
+    p = command('shell', cmd_shell, help="boot a cell's kernel with a shell on the console")
     p.add_argument('cell_name', metavar='CELL', nargs='?', default='sync')
     p.add_argument('--gdb', action='store_true', help='QEMU gdb stub on :1234, halted at start')
     p.add_argument('--suites', action='store_true', help="run the cell's suites first")
-    p = sub.add_parser('compare')
+    p = command('compare', cmd_compare)
     p.add_argument('--measure', action='store_true',
                    help='first run make bench of every base, in one run')
     p.add_argument('--plan', choices=sorted(bench.PLANS), default='quick',
                    help='the bench plan of --measure (default quick)')
-    p = sub.add_parser('bench')
+    p = command('bench', cmd_bench)
     p.add_argument('--quick', action='store_true',
                    default=os.environ.get('QUICK', '0') not in ('', '0'))
     p.add_argument('--plan', choices=sorted(bench.PLANS),
                    help='full (default), quick (= --quick) or shapes (upstream sizes)')
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     if args.dry_run and args.cmd not in DRY_RUN_COMMANDS:
         print('error: --dry-run (DRY_RUN=1) is supported by %s only: %s would have to '
               'run its steps to get to the next one (git, builds, boots)'
@@ -331,199 +574,7 @@ def main(argv=None):
     # kernel tree's branch out again after a baseline build) still run.
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        if args.cmd == 'check':
-            return cmd_matrix(args, 'check-all' if args.all else 'check')
-        if args.cmd == 'run':
-            return cmd_matrix(args, args.cmd)
-        if args.cmd == 'setup':
-            setup_host()
-        elif args.cmd == 'prepare':
-            tag = source.ensure_base()
-            if args.apply:
-                source.apply_series(tag=tag)
-            log.info('kernel tree: %s (branch %s)' % (paths.SRC, source.git(
-                ['symbolic-ref', '--short', 'HEAD'], check=False).stdout.strip()))
-        elif args.cmd == 'build':
-            tag = source.ensure_base()
-            if args.apply:
-                source.apply_series(tag=tag)
-            print('\n'.join(build.build_all(args.config)))
-        elif args.cmd == 'parse':
-            cell = [c for c in targets.MATRICES[args.matrix] if c.name == args.cell]
-            if not cell:
-                raise log.StepError('no cell %s in matrix %s' % (args.cell, args.matrix))
-            with open(args.log, errors='replace') as f:
-                lines = [l.rstrip('\n') for l in f]
-            out = results.analyze(lines, cell[0])
-            rec = dict(out, cell=args.cell, suites=list(cell[0].suites),
-                       kasan=cell[0].kasan, log=args.log)
-            matrix.print_table([rec])
-            c = matrix.counts([rec])
-            print('%d passed, %d failed, %d skipped' % (c['pass'], c['fail'],
-                                                         c['skip'] + c['xfail']))
-            return 1 if c['fail'] else 0
-        elif args.cmd == 'export':
-            names = source.export_series(args.branch)
-            log.info('exported %d patches to %s/: %s' % (
-                len(names), os.path.relpath(paths.PATCHES, paths.REPO), ' '.join(names)))
-        elif args.cmd == 'postings':
-            return cmd_postings(args)
-        elif args.cmd == 'reverts':
-            return cmd_reverts(args)
-        elif args.cmd == 'signoff':
-            names = identity.sign_series(args.identity, dry_run=args.dry_run)
-            log.info('%s %d patches as %s: %s' % (
-                'would sign' if args.dry_run else 'signed', len(names), args.identity,
-                ' '.join(names) or '(none changed)'))
-        elif args.cmd == 'bench':
-            setup_host()
-            plan_name = args.plan or ('quick' if args.quick else 'full')
-            result, table = bench.run(apply=args.apply, plan_name=plan_name)
-            name = bench.PLANS[plan_name].get('output', 'results')
-            why = bench_plot() if name == 'results' else None
-            print('\n' + table)
-            print('Results: build/results/bench/%s.json, %s.md%s' % (
-                name, name, ' and results.png' if name == 'results' else ''))
-            for p in result['problems'] + ([why] if why else []):
-                print('error: ' + p, file=sys.stderr)
-            log.summary()
-            return 1 if result['problems'] or why else 0
-        elif args.cmd == 'compare':
-            if args.measure:
-                compare.measure(args.plan)
-            table = compare.markdown(compare.load())
-            out = os.path.join(paths.BUILD, 'results', 'compare.md')
-            os.makedirs(os.path.dirname(out), exist_ok=True)
-            with open(out, 'w') as f:
-                f.write(table)
-            print(table)
-            replace_readme_section('side-by-side', table)
-            log.info('wrote %s' % os.path.relpath(out, paths.REPO))
-        elif args.cmd == 'cover' and paths.BASE.cover_results == 'check':
-            return write_check_cover()
-        elif args.cmd == 'cover':
-            res_json = os.path.join(paths.RESULTS, 'bench', 'results.json')
-            if not os.path.exists(res_json):
-                raise log.StepError('no %s: run make bench first' % res_json)
-            md = os.path.join(paths.RESULTS, 'bench', 'results.md')
-            with open(res_json) as f:
-                table = bench.markdown_table(json.load(f))
-            with open(md, 'w') as f:
-                f.write(table)
-            out = source.write_cover_letter(os.path.join(paths.REPO, 'docs',
-                                                         paths.BASE.cover_template), md)
-            log.info('wrote %s' % os.path.relpath(out, paths.REPO))
-            replace_readme_section('bench', table)
-            # make bench PLAN=refcount's own table (part 3), when it ran.
-            rc_json = os.path.join(paths.RESULTS, 'bench', 'refcount.json')
-            if os.path.exists(rc_json):
-                with open(rc_json) as f:
-                    replace_readme_section('refcount',
-                                           refbench.markdown_table(json.load(f)['records']))
-            shapes = os.path.join(paths.RESULTS, 'bench', 'shapes.json')
-            if os.path.exists(shapes):
-                with open(shapes) as f:
-                    replace_readme_section('shapes', bench.markdown_table(json.load(f)))
-        elif args.cmd == 'series-check':
-            setup_host()
-            tag = source.ensure_base()
-            if args.apply:
-                source.apply_series(tag=tag)
-            gates = args.gate or (series.ALL_GATES if args.all else series.QUICK_GATES)
-            records = series.run(gates)
-            matrix.print_table(records)
-            log.summary()
-            c = matrix.counts(records)
-            print('%d passed, %d failed' % (c['pass'], c['fail']))
-            return 1 if c['fail'] else 0
-        elif args.cmd == 'lava-run' and args.boot:
-            recs, checks, path = lavarun.run_bench(args.boot)
-            for r in recs:
-                print('%s %s %s: %s %s' % (r['benchmark'], r['kernel'], r['kasan'],
-                                           r['metric'], r['value']))
-            print('%s through lava-run: %d figures; %s' % (
-                args.boot, len(recs), 'LAVA\'s measurements equal the console\'s'
-                if not checks else 'DISAGREES or failed:'))
-            for t in checks:
-                print('  ' + t)
-            print('Results: %s' % os.path.relpath(path, paths.REPO))
-            return 1 if checks or not recs else 0
-        elif args.cmd == 'shell':
-            from . import shell
-            setup_host()
-            return shell.run(args.cell_name, gdb=args.gdb, suites=args.suites, apply=args.apply)
-        elif args.cmd == 'lava-run':
-            cells = args.cell or ['sync']
-            failed = 0
-            for cell in cells:
-                mx = 'check-all' if args.all else 'check'
-                record, checks = (lavarun.evaluate(cell, mx) if args.no_boot
-                                  else lavarun.run(cell, mx))
-                problems = [p['text'] for p in record['problems']]
-                c = matrix.counts([record])
-                print('%s through lava-run: %d passed, %d failed (with problems), '
-                      '%d skipped; %s' % (cell, c['pass'], c['fail'], c['skip'],
-                         'agrees with the direct run and with LAVA\'s own results'
-                         if not checks and not problems else 'DISAGREES or failed:'))
-                for t in problems + checks:
-                    print('  ' + t)
-                failed += bool(checks or problems)
-            print('Results: %s' % os.path.relpath(os.path.join(paths.RESULTS, 'lava-run'),
-                                                 paths.REPO))
-            return 1 if failed else 0
-        elif args.cmd == 'lava-import' and args.boot:
-            recs, checks, path = lavarun.lab_import_bench(args.log, args.boot, args.lab,
-                                                          args.device, args.job)
-            for r in recs:
-                print('%s %s %s: %s %s' % (r['benchmark'], r['kernel'], r['kasan'],
-                                           r['metric'], r['value']))
-            for t in checks:
-                print('  ' + t)
-            print('Results: %s, lab_records of results/bench/results.json'
-                  % os.path.relpath(path, paths.REPO))
-            return 1 if checks or not recs else 0
-        elif args.cmd == 'lava-import':
-            if len(args.cell or ()) != 1:
-                raise log.StepError('lava-import: name the job\'s cell with one --cell')
-            mx = 'check-all' if args.all else 'check'
-            record, checks, path = lavarun.lab_import(args.log, args.cell[0], args.lab,
-                                                      args.device, args.job, mx)
-            c = matrix.counts([record])
-            print('%s: %d passed, %d failed (with problems), %d skipped' % (
-                record['where'], c['pass'], c['fail'], c['skip']))
-            for t in [p['text'] for p in record['problems']] + checks:
-                print('  ' + t)
-            print('Results: %s, lab_cells of results/%s.json' % (
-                os.path.relpath(path, paths.REPO), mx))
-            return 1 if c['fail'] else 0
-        elif args.cmd == 'lava' and args.bench:
-            out = os.path.join(paths.BUILD, 'lava', 'bench-' + args.bench + (
-                '' if args.device == 'qemu' else '-' + args.device))
-            files = lava.export_bench(args.bench, out, args.url_base, args.device,
-                                      args.firmware_url, args.device_type_name)
-            log.info('%d LAVA job(s), each validated by lava_common.schemas, in %s'
-                     % (len(files), os.path.relpath(out, paths.REPO)))
-        elif args.cmd == 'lava':
-            name = 'check-all' if args.all else 'check'
-            out = os.path.join(paths.BUILD, 'lava', name + (
-                '' if args.device == 'qemu' else '-' + args.device))
-            files = lava.export(name, out, args.url_base, args.device, args.cell,
-                                args.firmware_url, args.device_type_name)
-            log.info('%d LAVA job(s), each validated by lava_common.schemas, in %s'
-                     % (len(files), os.path.relpath(out, paths.REPO)))
-        elif args.cmd == 'cells':
-            # check-all is check plus more: each cell is listed once, under
-            # the first matrix that has it.
-            seen = set()
-            for name, cells in targets.MATRICES.items():
-                for c in cells:
-                    if c in seen:
-                        continue
-                    seen.add(c)
-                    print('%-9s %-26s config=%-24s machine=%-9s kasan=%-7s suites=%s' % (
-                        name, c.name, c.config, c.machine, c.kasan, ','.join(c.suites)))
-        log.summary()
-        return 0
+        return args.func(args)
     except log.StepError as e:
         log.summary()
         print('\nerror: %s' % e, file=sys.stderr)

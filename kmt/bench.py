@@ -9,8 +9,8 @@ import os
 import re
 import statistics
 
-from . import (attrib, bootspec, build, log, paths, plugin, qemu, refbench, results, source,
-               targets)
+from . import (attrib, bootspec, build, labresults, log, paths, plugin, qemu, refbench, results,
+               source, targets)
 
 KERNELS = ('baseline', 'patched')
 # A base whose Base.reverted_dir is set gets a third kernel, counted (not
@@ -364,8 +364,7 @@ def run(quick=False, apply=True, plan_name=None):
     name = plan.get('output', 'results')
     if name == 'results':
         # Figures a lab sent back (make lava-import BOOT=...) stay with the run.
-        from . import lavarun  # pylint: disable=import-outside-toplevel
-        labs = lavarun.lab_bench_records()
+        labs = labresults.lab_bench_records()
         if labs:
             result['lab_records'] = labs
     results.write_json(os.path.join(outdir, name + '.json'), dict(result, phases=log.phases()))

@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 
-from . import bootspec, build, lava, log, paths, results, targets
+from . import bench, bootspec, build, labresults, lava, log, paths, results, targets
 
 # lava-run and what Debian's python3 lacks to run it (the rest, e.g.
 # jinja2, yaml, requests, voluptuous and lava-common, make setup installs).
@@ -259,7 +259,6 @@ def run_bench(boot, plan_name='quick'):
     """One exported benchmark boot (by name, e.g. bench-patched-sync-icount)
     through lava-run here, read back as a lab's would be (where: this host):
     (records, checks, path)."""
-    from . import bench  # pylint: disable=import-outside-toplevel
     boots = {s.name: s for _, _, _, s in bench.plan_boots(plan_name, bench.built_images())}
     if boot not in boots:
         raise log.StepError('no boot %s in make bench\'s %s plan (%s)'
@@ -333,14 +332,6 @@ def read_job(cell, matrix, job_log, console_log, rc=0, where='-', **extra):
 # ---- results back from a lab ------------------------------------------------------
 
 
-def lab_dir(matrix):
-    return os.path.join(paths.RESULTS, 'lab', matrix)
-
-
-def _slug(text):
-    return ''.join(c if c.isalnum() or c in '.-_' else '_' for c in text)
-
-
 def lab_import(job_log, cell_name, lab, device, job_id, matrix='check'):
     """A lab's LAVA job (its log, as `lavacli jobs logs ID --raw` saves it)
     of one exported cell: (record, checks, path). The record names the lab,
@@ -350,27 +341,16 @@ def lab_import(job_log, cell_name, lab, device, job_id, matrix='check'):
     cell = _cell(cell_name, matrix)
     if not os.path.exists(job_log):
         raise log.StepError('no such job log: %s' % job_log)
-    name = '%s@%s-%s' % (cell.name, _slug(lab), _slug(str(job_id)))
-    os.makedirs(lab_dir(matrix), exist_ok=True)
-    console_log = os.path.join(lab_dir(matrix), name + '-console.log')
+    name = '%s@%s-%s' % (cell.name, labresults.slug(lab), labresults.slug(str(job_id)))
+    os.makedirs(labresults.lab_dir(matrix), exist_ok=True)
+    console_log = os.path.join(labresults.lab_dir(matrix), name + '-console.log')
     record, checks = read_job(cell, matrix, job_log, console_log,
                               where='LAVA lab %s, device %s, job %s' % (lab, device, job_id),
                               lab=lab, device=device, job=str(job_id))
-    path = os.path.join(lab_dir(matrix), name + '.json')
+    path = os.path.join(labresults.lab_dir(matrix), name + '.json')
     results.write_json(path, {'record': record, 'checks': checks})
-    merge_lab_cells(matrix)
+    labresults.merge_lab_cells(matrix)
     return record, checks, path
-
-
-def lab_cells(matrix):
-    """The lab records kept for a matrix, oldest file name first."""
-    d = lab_dir(matrix)
-    out = []
-    for f in sorted(os.listdir(d)) if os.path.isdir(d) else ():
-        if f.endswith('.json'):
-            with open(os.path.join(d, f)) as fh:
-                out.append(json.load(fh)['record'])
-    return out
 
 
 _BENCH_BOOT = re.compile(r'^bench-(baseline|patched)-(\w+)-(\S+)$')
@@ -383,7 +363,6 @@ def lab_import_bench(job_log, boot, lab, device, job_id, keep=True):
     the job, checked against LAVA's own measurements; kept in
     results/lab/bench/ and listed in results/bench/results.json
     (lab_records). Returns (records, checks, path)."""
-    from . import bench  # pylint: disable=import-outside-toplevel
     m = _BENCH_BOOT.match(boot)
     if not m:
         raise log.StepError('%s is not the name of a benchmark boot (bench-<kernel>-<mode>-<tag>, '
@@ -419,44 +398,11 @@ def lab_import_bench(job_log, boot, lab, device, job_id, keep=True):
         return records, checks, path
     d = os.path.join(paths.RESULTS, 'lab', 'bench')
     os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, '%s@%s-%s.json' % (boot, _slug(lab), _slug(str(job_id))))
+    path = os.path.join(d, '%s@%s-%s.json' % (boot, labresults.slug(lab),
+                                               labresults.slug(str(job_id))))
     results.write_json(path, {'records': records, 'checks': checks})
-    merge_lab_bench()
+    labresults.merge_lab_bench()
     return records, checks, path
-
-
-def lab_bench_records():
-    d = os.path.join(paths.RESULTS, 'lab', 'bench')
-    out = []
-    for f in sorted(os.listdir(d)) if os.path.isdir(d) else ():
-        if f.endswith('.json'):
-            with open(os.path.join(d, f)) as fh:
-                out += json.load(fh)['records']
-    return out
-
-
-def merge_lab_bench():
-    """Rewrite results/bench/results.json with every lab record."""
-    path = os.path.join(paths.RESULTS, 'bench', 'results.json')
-    data = {'records': []}
-    if os.path.exists(path):
-        with open(path) as f:
-            data = json.load(f)
-    data['lab_records'] = lab_bench_records()
-    results.write_json(path, data)
-    return data
-
-
-def merge_lab_cells(matrix):
-    """Rewrite results/<matrix>.json with every lab record (lab_cells)."""
-    path = os.path.join(paths.RESULTS, '%s.json' % matrix)
-    data = {'matrix': matrix, 'cells': []}
-    if os.path.exists(path):
-        with open(path) as f:
-            data = json.load(f)
-    data['lab_cells'] = lab_cells(matrix)
-    results.write_json(path, data)
-    return data
 
 
 def dispatcher_version():

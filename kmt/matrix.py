@@ -6,7 +6,7 @@ import collections
 import datetime
 import os
 
-from . import bootspec, build, lavarun, log, paths, qemu, results, source, targets
+from . import bootspec, build, labresults, log, paths, qemu, results, source, targets
 
 RERUN_SEEDS = (1, 2, 3, 4, 5)
 RERUN_TIMEOUT_S = 300
@@ -174,7 +174,7 @@ def write_summary(summary):
     when records are added after the matrix (the benchmark smoke run and
     the series gates of make check)."""
     # Results a lab sent back (make lava-import) stay beside the local cells.
-    labs = lavarun.lab_cells(summary['matrix'])
+    labs = labresults.lab_cells(summary['matrix'])
     results.write_json(os.path.join(paths.RESULTS, summary['matrix'] + '.json'),
                        dict(summary, phases=log.phases(), **({'lab_cells': labs} if labs else {})))
 

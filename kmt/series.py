@@ -29,7 +29,7 @@ import os
 import re
 import subprocess
 
-from . import asmcheck, build, log, paths, results, source, targets, x86check
+from . import asmcheck, build, diag, log, paths, results, source, targets, x86check
 
 QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'warnings', 'docs', 'asm', 'x86_64')
 ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'bisect', 'configs')
@@ -145,36 +145,6 @@ def gate_maintainers(tag):
 
 # ---- W=1 and sparse ------------------------------------------------------
 
-_DIAG = re.compile(r'^(?P<file>[^\s:]+\.[ch]):(?P<line>\d+):(?:(?P<col>\d+):)?\s*'
-                   r'(?P<kind>warning|error):\s*(?P<msg>.*)$')
-
-
-def diagnostics(text):
-    """Compiler and sparse warnings as a multiset of (file, message):
-    line numbers are dropped so that a patch that moves code does not make
-    an old warning look new."""
-    found = collections.Counter()
-    for line in text.splitlines():
-        m = _DIAG.match(line.strip())
-        if m:
-            f = m.group('file')
-            f = f[2:] if f.startswith('./') else f
-            found[(f, m.group('kind'), m.group('msg').strip())] += 1
-    return found
-
-
-def own_diagnostics(found, path):
-    """Only the warnings located in `path` itself: make also builds (and
-    sparse checks) other objects on the way, e.g. the vDSO."""
-    return collections.Counter({k: n for k, n in found.items()
-                                if k[0] == path or k[0].endswith('/' + path)})
-
-
-def new_diagnostics(before, after):
-    """Warnings in `after` that `before` does not have (multiset difference)."""
-    return sorted((after - before).elements())
-
-
 def touched_c_files(tag):
     out = source.git(['diff', '--name-only', '--diff-filter=AM', tag, 'HEAD', '--',
                       '*.c']).stdout
@@ -199,7 +169,7 @@ def _compile_checked(cfg, tree, files, logfile):
         with open(logfile, 'a') as lf:
             lf.write('$ %s\n%s' % (' '.join(cmd), res.stdout))
         # None: does not compile (e.g. its subsystem is off in this config).
-        found[f] = own_diagnostics(diagnostics(res.stdout), f) if res.returncode == 0 else None
+        found[f] = diag.own_diagnostics(diag.diagnostics(res.stdout), f) if res.returncode == 0 else None
     return found
 
 
@@ -230,7 +200,7 @@ def gate_warnings(tag):
                 tests.append(_test('warnings', f, False, 'does not compile with the series '
                                    '(log %s)' % os.path.relpath(logfile, paths.REPO)))
             continue
-        new = new_diagnostics(before.get(f) or collections.Counter(), after[f])
+        new = diag.new_diagnostics(before.get(f) or collections.Counter(), after[f])
         tests.append(_test('warnings', f, not new,
                            '%d new: %s' % (len(new), '; '.join('%s: %s' % (k, m)
                                                               for _, k, m in new[:3]))))

@@ -13,7 +13,7 @@ import collections
 import os
 import subprocess
 
-from . import build, log, paths, refbench, results, source
+from . import build, diag, log, paths, refbench, results, source
 
 # Configurations: (name, fragments merged onto x86_64_defconfig).
 CONFIGS = (
@@ -78,7 +78,6 @@ def configure(name, fragments, out, logfile):
 def compile_files(out, files, logfile):
     """{file: diagnostics} with W=1 (None: does not compile), and {file:
     preprocessed text} for the header check."""
-    from . import series
     env = refbench.x86_env()
     cc = 'ccache gcc' if build._ccache() else 'gcc'
     found, pre = {}, {}
@@ -97,7 +96,7 @@ def compile_files(out, files, logfile):
         if res.returncode != 0:
             found[f] = None
             continue
-        found[f] = series.own_diagnostics(series.diagnostics(res.stdout), f)
+        found[f] = diag.own_diagnostics(diag.diagnostics(res.stdout), f)
         try:
             with open(os.path.join(out, base + '.i'), errors='replace') as p:
                 pre[f] = p.read()

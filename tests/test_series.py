@@ -1,7 +1,7 @@
 import collections
 import unittest
 
-from kmt import plot, series
+from kmt import diag, plot, series
 
 BEFORE = """\
   CC      mm/vmalloc.o
@@ -21,7 +21,7 @@ mm/vmalloc.c:410:1: warning: symbol 'bar' was not declared. Should it be static?
 
 class Diagnostics(unittest.TestCase):
     def test_line_numbers_do_not_matter(self):
-        new = series.new_diagnostics(series.diagnostics(BEFORE), series.diagnostics(AFTER))
+        new = diag.new_diagnostics(diag.diagnostics(BEFORE), diag.diagnostics(AFTER))
         self.assertEqual(new, [
             ('mm/vmalloc.c', 'error', "implicit declaration of function 'baz'"),
             ('mm/vmalloc.c', 'warning', "symbol 'bar' was not declared. Should it be static?"),
@@ -29,19 +29,19 @@ class Diagnostics(unittest.TestCase):
 
     def test_a_second_copy_of_an_old_warning_is_new(self):
         twice = BEFORE + BEFORE.replace(':300:', ':900:')
-        new = series.new_diagnostics(series.diagnostics(BEFORE), series.diagnostics(twice))
+        new = diag.new_diagnostics(diag.diagnostics(BEFORE), diag.diagnostics(twice))
         self.assertEqual(len(new), 2)
 
     def test_nothing_new(self):
-        self.assertEqual(series.new_diagnostics(series.diagnostics(BEFORE),
-                                                series.diagnostics(BEFORE)), [])
-        self.assertEqual(series.diagnostics('  CC  foo.o\nmake: done\n'), collections.Counter())
+        self.assertEqual(diag.new_diagnostics(diag.diagnostics(BEFORE),
+                                                diag.diagnostics(BEFORE)), [])
+        self.assertEqual(diag.diagnostics('  CC  foo.o\nmake: done\n'), collections.Counter())
 
     def test_only_the_files_own_warnings(self):
         out = ('/src/linux/arch/arm64/kernel/vdso/vgetrandom.c:5:27: warning: symbol '
                "'__kernel_getrandom' was not declared. Should it be static?\n"
                "/src/linux/lib/refcount_kunit.c:9:1: warning: unused variable 'x'\n")
-        own = series.own_diagnostics(series.diagnostics(out), 'lib/refcount_kunit.c')
+        own = diag.own_diagnostics(diag.diagnostics(out), 'lib/refcount_kunit.c')
         self.assertEqual(list(own), [('/src/linux/lib/refcount_kunit.c', 'warning',
                                       "unused variable 'x'")])
 
