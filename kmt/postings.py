@@ -244,6 +244,11 @@ def cover_problems(text, base):
     """What makes a cover letter unfit for a mailing list."""
     problems = []
     _, body = split_mail(text)
+    head = text.partition('\n\n')[0].split('\n')[1:]
+    for n, line in enumerate(head, 2):
+        if len(line) > MAX_COLUMNS:
+            problems.append('cover letter header line %d is %d columns (at most %d, fold '
+                            'it): %s' % (n, len(line), MAX_COLUMNS, line[:40]))
     if '*** SUBJECT HERE ***' in text or '*** BLURB HERE ***' in text:
         problems.append('cover letter: format-patch placeholders left in it')
     for n, line in enumerate(body.split('\n'), 1):
@@ -460,7 +465,8 @@ def write(posting, tag, src=None, patch_dir=None):
         text = re.sub(r'^Date: .*$', dates[-1], text, count=1, flags=re.M)
         # format-patch signs the cover letter as the local git identity.
         text = re.sub(r'^From: .*$', lambda m: author, text, count=1, flags=re.M)
-        text = text.replace('*** SUBJECT HERE ***', posting.cover_subject)
+        text = source.fold_subject(text.replace('*** SUBJECT HERE ***', posting.cover_subject),
+                                   MAX_COLUMNS)
         blurb = posting.cover_text.strip('\n') + '\n\n' + textwrap.fill(
             base_line(base) + ' ' + debian_note(src, tag), 72)
         text = text.replace('*** BLURB HERE ***', blurb.strip())

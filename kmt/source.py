@@ -511,6 +511,31 @@ def series_diffstat(src=None):
     return res.stdout if res.returncode == 0 else ''
 
 
+def shortlog(subjects):
+    """The subjects as git format-patch's cover letter lists them: two
+    columns in, wrapped at 72 with continuation lines four in."""
+    return '\n'.join(textwrap.fill(s, width=72, initial_indent='  ', subsequent_indent='    ',
+                                    break_long_words=False, break_on_hyphens=False)
+                      for s in subjects)
+
+
+def fold_subject(text, width=75):
+    """The Subject: header of a mail folded at spaces (RFC 5322: a
+    continuation line starts with white space), so that no header line
+    passes width columns."""
+    head, sep, rest = text.partition('\n')
+    if not head.startswith('Subject: ') or len(head) <= width:
+        return text
+    lines, line = [], ''
+    for word in head.split(' '):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = ''
+        line = (line + ' ' + word) if line or lines else word
+    lines.append(line)
+    return '\n'.join(lines) + sep + rest
+
+
 def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     """patches/0000-cover-letter.patch from a template, the patch subjects
     of patches/series and the benchmark table written by make bench."""
@@ -523,10 +548,9 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
         text = f.read()
     with open(bench_md) as f:
         table = plain_text(cover_tables(f.read()))
-    shortlog = '\n'.join('  %s' % s for s in subjects)
     base = base or base_version()
-    body = text.format(count=len(patches), base=base, upstream=base.split('-')[0],
-                       bench_table=table, shortlog=shortlog)
+    body = fold_subject(text.format(count=len(patches), base=base, upstream=base.split('-')[0],
+                                    bench_table=table, shortlog=shortlog(subjects)))
     stat = series_diffstat()
     if stat and '{shortlog}' in text:
         body = body.rstrip('\n') + '\n\n' + stat

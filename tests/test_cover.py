@@ -37,6 +37,29 @@ class CoverTablesTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             self.assertEqual(source.series_diffstat(d), '')
 
+    def test_long_lines_wrapped_as_git_does(self):
+        from kmt import source
+        long = 'kasan: test that kernel stacks, page tables and __GFP_SKIP_KASAN vmalloc stay untagged'
+        out = source.shortlog([long, 'fork: skip KASAN tagging of kernel thread stacks'])
+        lines = out.splitlines()
+        self.assertTrue(all(len(l) <= 72 for l in lines), lines)
+        self.assertEqual(lines[0][:2], '  ')
+        self.assertEqual(lines[1][:4], '    ')
+        self.assertEqual(' '.join(l.strip() for l in lines[:2]), long)
+        self.assertEqual(lines[2], '  fork: skip KASAN tagging of kernel thread stacks')
+
+    def test_subject_header_folded(self):
+        from kmt import source
+        text = ('Subject: [PATCH 0/15] arm64: less MTE/KASAN HW_TAGS and refcount_t '
+                'overhead on hot paths\n\nBody line\n')
+        out = source.fold_subject(text)
+        head = out.split('\n\n')[0].split('\n')
+        self.assertTrue(all(len(l) <= 75 for l in head), head)
+        self.assertTrue(head[1].startswith(' ') and not head[1].startswith('  '))
+        self.assertEqual(head[0] + head[1], text.split('\n')[0])
+        self.assertTrue(out.endswith('\n\nBody line\n'))
+        self.assertEqual(source.fold_subject('Subject: short\n\nx\n'), 'Subject: short\n\nx\n')
+
 
 if __name__ == '__main__':
     unittest.main()

@@ -177,6 +177,14 @@ class CoverTest(unittest.TestCase):
             found = postings.cover_problems(text, BASE)
             self.assertTrue(any(what in p for p in found), (bad, found))
 
+    def test_long_subject_folded(self):
+        long = '[PATCH 0/2] kasan: hw_tags: poison the tail of a vrealloc()-shrunk area'
+        text = COVER.replace('[PATCH 0/2] x: Fix y', long)
+        self.assertTrue(any('header' in p for p in postings.cover_problems(text, BASE)))
+        folded = COVER.replace('[PATCH 0/2] x: Fix y', long.replace(' a vrealloc', '\n a vrealloc'))
+        self.assertEqual(postings.cover_problems(folded, BASE), [])
+        self.assertEqual(postings.split_mail(folded)[0]['subject'], [long])
+
     def test_placeholders_diffstat_base(self):
         self.assertTrue(postings.cover_problems(
             COVER.replace('x: Fix y\nTo', '*** SUBJECT HERE ***\nTo'), BASE))
