@@ -358,7 +358,7 @@ def cmd_series_check(args):
     if args.apply:
         source.apply_series(tag=tag)
     gates = args.gate or (series.ALL_GATES if args.all else series.QUICK_GATES)
-    records = series.run(gates)
+    records = series.run(gates, args.prefix)
     matrix.print_table(records)
     log.summary()
     c = matrix.counts(records)
@@ -545,6 +545,8 @@ def build_parser():
     p = command('series-check', cmd_series_check)
     p.add_argument('--all', action='store_true', help='every gate, bisect and configs too')
     p.add_argument('--gate', action='append', choices=series.ALL_GATES)
+    p.add_argument('--prefix', action='append', type=int,
+                   help='bisect-kunit: only this prefix of the series (1-based, repeatable)')
     command('cover', cmd_cover)
     p = command('shell', cmd_shell, help="boot a cell's kernel with a shell on the console")
     p.add_argument('cell_name', metavar='CELL', nargs='?', default='sync')

@@ -110,10 +110,15 @@ def config_mismatches(want, have):
 def fragment_paths(cfg, tree='series', series_tests=None):
     """The config fragments; the series' own test options (series_fragments)
     unless building the base (series_tests=False forces them off, e.g. for
-    an empty series)."""
+    an empty series; a tuple of suite names: only the fragments those
+    suites need)."""
     if series_tests is None:
         series_tests = tree != 'base'
-    has = targets.series_carries(paths.BASE) if series_tests else ()
+    if isinstance(series_tests, tuple):
+        # The suites a part of the series carries (a prefix of it, say).
+        has = series_tests
+    else:
+        has = targets.series_carries(paths.BASE) if series_tests else ()
     series = tuple(f for f in cfg.series_fragments if targets.SERIES_FRAGMENT_NEEDS[f] in has)
     names = cfg.fragments + series + paths.BASE.fragments
     return [os.path.join(paths.CONFIGS, f) for f in names]

@@ -17,22 +17,26 @@ the same shape as a matrix cell, so make check can fold them in.
                x86_64_defconfig, base vs series: they build, no new warning
                (kmt/x86check.py); x86_64-kasan: the same with generic KASAN
   bisect       every prefix of the series builds (lean config)
+  bisect-kunit at every prefix of the series, the KUnit suites it contains
+               pass, booted as the cells of targets.BISECT_KUNIT_CELLS are
+               (no commit adds a test that fails until a later one)
   configs      the whole series builds with KASAN off and with MTE (and
                LSE atomics) off, so every #ifdef branch compiles
 
 make check runs checkpatch, maintainers, order, warnings, docs, asm and
-x86_64 (minutes); the x86_64-kasan, bisect and configs gates rebuild large
-parts of the kernel and run with make series-check ALL=1."""
+x86_64 (minutes); the x86_64-kasan, bisect, bisect-kunit and configs gates
+rebuild large parts of the kernel and run with make series-check ALL=1."""
 
 import collections
+import dataclasses
 import os
 import re
 import subprocess
 
-from . import asmcheck, build, diag, log, paths, results, source, targets, x86check
+from . import asmcheck, build, diag, log, matrix, paths, results, source, targets, x86check
 
 QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'warnings', 'docs', 'asm', 'x86_64')
-ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'bisect', 'configs')
+ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'bisect', 'bisect-kunit', 'configs')
 # Configurations the whole series must build with (Image only), beyond
 # the ones the matrix boots.
 VARIANT_CONFIGS = ('lean-nokasan', 'lean-nolse')
@@ -309,6 +313,94 @@ def gate_bisect(tag):
     return _record('bisect', tests, logfile)
 
 
+BISECT_SRC = os.path.join(paths.BASE_BUILD, 'bisect-linux')
+
+
+def suites_at(files):
+    """The suites the series adds (from_series) whose module source is
+    among files (a tree's file list): the ones a prefix contains."""
+    names = {os.path.basename(f) for f in files}
+    return tuple(n for n, s in targets.SUITES.items()
+                 if s.from_series and s.module + '.c' in names)
+
+
+def prefix_cells(present):
+    """The cells of BISECT_KUNIT_CELLS with only their KUnit suites that a
+    prefix contains (present: suites_at()); a cell left with none is out."""
+    cells = {c.name: c for cs in targets.MATRICES.values() for c in cs}
+    out = []
+    for name in targets.BISECT_KUNIT_CELLS:
+        c = cells[name]
+        suites = tuple(s for s in c.suites if targets.SUITES[s].kind == 'kunit'
+                       and (not targets.SUITES[s].from_series or s in present))
+        if suites:
+            out.append(dataclasses.replace(c, suites=suites))
+    return out
+
+
+def prefix_verdict(rec):
+    """'' if a prefix's cell run is whole and every case passed, else why
+    not (the first failed case, or the first problem: a panic, a timeout,
+    a kernel report, a missing result)."""
+    failed = [t for t in rec['tests'] if t['status'] == results.FAIL]
+    if failed:
+        t = failed[0]
+        return '%d case(s) failed, first %s/%s: %s' % (len(failed), t['suite'], t['name'],
+                                                       (t.get('detail') or '')[:160])
+    if rec['problems']:
+        p = rec['problems'][0]
+        return '%s: %s' % (p['kind'], p['text'][:200])
+    if not rec['tests']:
+        return 'no test reported'
+    return ''
+
+
+def _worktree(ref):
+    if not os.path.isdir(BISECT_SRC):
+        source.git(['worktree', 'prune'])
+        source.git(['worktree', 'add', '-q', '--detach', BISECT_SRC, ref])
+    else:
+        source.git(['reset', '-q', '--hard'], cwd=BISECT_SRC)
+        source.git(['checkout', '-q', '--detach', ref], cwd=BISECT_SRC)
+    return BISECT_SRC
+
+
+def gate_bisect_kunit(tag, prefixes=None):
+    """Every prefix of the series (prefixes: only these, 1-based), in a
+    worktree of its own: each configuration of BISECT_KUNIT_CELLS built
+    with the test options of the suites that prefix contains, and its cells
+    booted with those suites (expectations of the base apply). One test
+    per prefix and cell."""
+    commits = series_commits(tag)
+    expectations = results.load_expectations()
+    tests, logs = [], []
+    for i, (sha, subject) in enumerate(commits, 1):
+        if prefixes and i not in prefixes:
+            continue
+        src = _worktree(sha)
+        files = source.git(['ls-files'], cwd=src).stdout.split()
+        present = suites_at(files)
+        cells = prefix_cells(present)
+        built = {}
+        for cell in cells:
+            name = '%d/%d %s [%s: %s]' % (i, len(commits), subject, cell.name,
+                                          ' '.join(cell.suites))
+            with log.phase('bisect-kunit %s' % name):
+                try:
+                    if cell.config not in built:
+                        built[cell.config] = build.build_all(cell.config, src=src,
+                                                             tree='bisect-kunit',
+                                                             series_tests=present)
+                    rec = matrix.run_cell('bisect-%02d' % i, cell, *built[cell.config],
+                                          expectations)
+                    logs.append(rec['log'])
+                    why = prefix_verdict(rec)
+                except log.StepError as e:
+                    why = 'build or boot: %s' % str(e).splitlines()[0]
+            tests.append(_test('bisect-kunit', name, not why, why))
+    return _record('bisect-kunit', tests, logs[0] if logs else '-')
+
+
 def gate_configs(tag):
     tests = []
     logs = []
@@ -343,12 +435,13 @@ def gate_x86_64_kasan(tag):
 GATES = {'x86_64': gate_x86_64, 'x86_64-kasan': gate_x86_64_kasan,
          'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers, 'order': gate_order,
          'warnings': gate_warnings, 'docs': gate_docs, 'asm': gate_asm,
-         'bisect': gate_bisect, 'configs': gate_configs}
+         'bisect': gate_bisect, 'bisect-kunit': gate_bisect_kunit, 'configs': gate_configs}
 
 
-def run(gates=QUICK_GATES):
+def run(gates=QUICK_GATES, prefixes=None):
     """Run the gates on the kernel tree as checked out (base..HEAD is the
-    series); returns the records."""
+    series); returns the records. prefixes: bisect-kunit runs only these
+    prefixes (1-based)."""
     tag = source.ensure_base()
     with source.tree_lock(what='check the tree is clean'):
         dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
@@ -358,7 +451,8 @@ def run(gates=QUICK_GATES):
     for g in gates:
         with log.phase('series gate: %s' % g):
             try:
-                records.append(GATES[g](tag))
+                records.append(GATES[g](tag, prefixes) if g == 'bisect-kunit'
+                               else GATES[g](tag))
             except log.StepError as e:
                 records.append(_record(g, [], problems=[results.problem('gate', str(e))]))
     return records

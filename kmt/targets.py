@@ -289,6 +289,13 @@ RUN = [
 
 MATRICES = {'check': CHECK, 'check-all': CHECK_ALL, 'run': RUN}
 
+# ALL=1 make series-check, gate bisect-kunit: at every prefix of the
+# series, the KUnit suites of these cells that the prefix contains (the
+# kasan suite in sync and async mode, where the series' async cases run;
+# the refcount suite; the arm64_mte suite on a kernel without KASAN, where
+# TCMA1 comes from the series alone).
+BISECT_KUNIT_CELLS = ('sync', 'async', 'refcount-lse', 'distro')
+
 
 # What a series carries besides test suites: code whose config option
 # only exists in a tree with that part of the series.
@@ -350,6 +357,8 @@ def kselftest_build():
 def validate():
     """Every name a cell uses must exist (checked by the tooling self-tests)."""
     errors = []
+    every = {c.name for cells in MATRICES.values() for c in cells}
+    errors += ['BISECT_KUNIT_CELLS: no cell %s' % n for n in BISECT_KUNIT_CELLS if n not in every]
     for matrix, cells in MATRICES.items():
         names = set()
         for c in cells:

@@ -156,3 +156,36 @@ class Order(unittest.TestCase):
                     text = f.read()
                 body = text.split('\n\n', 1)[1].split('\n---\n', 1)[0]
                 self.assertEqual(series.order_findings(name, body), [], name)
+
+
+class BisectKunitTest(unittest.TestCase):
+    """The per-prefix KUnit gate: which suites a prefix contains, which
+    cells boot them, what fails a prefix."""
+
+    def test_suites_at_a_prefix(self):
+        self.assertEqual(series.suites_at(['mm/kasan/kasan_test_c.c', 'lib/refcount.c']), ())
+        self.assertEqual(series.suites_at(['lib/refcount_kunit.c']), ('refcount',))
+        self.assertEqual(set(series.suites_at(['lib/tests/refcount_kunit.c',
+                                               'arch/arm64/kernel/mte_kunit.c'])),
+                         {'refcount', 'arm64-mte'})
+
+    def test_cells_of_a_prefix(self):
+        early = series.prefix_cells(())
+        self.assertEqual([c.name for c in early], ['sync', 'async'])
+        self.assertTrue(all(c.suites == ('kasan',) for c in early))
+        full = {c.name: c.suites for c in series.prefix_cells(('refcount', 'arm64-mte'))}
+        self.assertEqual(full, {'sync': ('kasan',), 'async': ('kasan',),
+                                'refcount-lse': ('refcount',), 'distro': ('arm64-mte',)})
+
+    def test_what_fails_a_prefix(self):
+        from kmt import results
+        ok = {'tests': [results.test('kasan', 'a', results.PASS),
+                        results.test('kasan', 'b', results.SKIP, 'no')], 'problems': []}
+        self.assertEqual(series.prefix_verdict(ok), '')
+        bad = dict(ok, tests=ok['tests'] + [results.test('arm64_mte', 'tcma1', results.FAIL,
+                                                         'TCMA1 clear on CPU 0')])
+        self.assertIn('arm64_mte/tcma1', series.prefix_verdict(bad))
+        panic = dict(ok, problems=[results.problem('panic', 'Kernel panic - not syncing')])
+        self.assertIn('panic', series.prefix_verdict(panic))
+        self.assertEqual(series.prefix_verdict({'tests': [], 'problems': []}),
+                         'no test reported')
