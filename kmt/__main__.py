@@ -13,6 +13,8 @@
                                   the series' quality gates (checkpatch, maintainers,
                                   warnings; --all adds bisect and configs)
   python3 -m kmt cells            list the matrices
+  python3 -m kmt kunitpy          the series' KUnit suites through kunit.py, compared
+                                  with the last make check's cells (ALL=1 runs it)
   python3 -m kmt lava-run [--cell sync]
                                   the cell's LAVA job through lava-run here, compared
                                   with its direct run
@@ -34,8 +36,8 @@ import signal
 import subprocess
 import sys
 
-from . import (bench, build, compare, docs, identity, lava, lavarun, log, matrix, paths, plan,
-               plot, refbench, results, series, source, targets)
+from . import (bench, build, compare, docs, identity, kunitpy, lava, lavarun, log, matrix, paths,
+               plan, plot, refbench, results, series, source, targets)
 
 
 def setup_host():
@@ -188,6 +190,9 @@ def cmd_matrix(args, name):
         extra.append(tooling_selftests())
     records, c, summary = matrix.run_matrix(name, cells=args.cell, apply=args.apply,
                                             extra_records=extra)
+    if name == 'check-all' and not args.cell:
+        # The series' suites through kunit.py, compared with the cells above.
+        records.append(kunitpy.record(records))
     if name.startswith('check') and not args.cell:
         records.append(bench_smoke_record(args.apply))
         records += series.run(series.QUICK_GATES)
@@ -455,6 +460,19 @@ def cmd_cells(args):
     return done()
 
 
+def cmd_kunitpy(args):
+    setup_host()
+    tag = source.ensure_base()
+    if args.apply:
+        source.apply_series(tag=tag)
+    rec = kunitpy.record(kunitpy.last_check_records())
+    matrix.print_table([rec])
+    log.summary()
+    c = matrix.counts([rec])
+    print('%d passed, %d failed' % (c['pass'], c['fail']))
+    return 1 if c['fail'] else 0
+
+
 def cmd_shell(args):
     from . import shell  # pylint: disable=import-outside-toplevel
     setup_host()
@@ -548,6 +566,9 @@ def build_parser():
     p.add_argument('--prefix', action='append', type=int,
                    help='bisect-kunit: only this prefix of the series (1-based, repeatable)')
     command('cover', cmd_cover)
+    command('kunitpy', cmd_kunitpy,
+            help="the series' KUnit suites through the kernel's kunit.py, compared case by "
+                 "case with the last make check's cells")
     p = command('shell', cmd_shell, help="boot a cell's kernel with a shell on the console")
     p.add_argument('cell_name', metavar='CELL', nargs='?', default='sync')
     p.add_argument('--gdb', action='store_true', help='QEMU gdb stub on :1234, halted at start')

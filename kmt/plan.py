@@ -5,8 +5,9 @@ The plan is rendered from the same tables (targets.py) and the same boot
 descriptions (bootspec.py) that the real run uses."""
 
 import os
+import shlex
 
-from . import bootspec, build, paths, series, source, targets
+from . import bootspec, build, kunitpy, paths, series, source, targets
 from . import matrix as matrix_mod
 
 
@@ -58,6 +59,13 @@ def matrix_plan(matrix, cells=None):
             spec = bootspec.for_cell(c, _rel(image), _rel(initrd))
             lines.append('  boot %s (timeout %ds): %s'
                          % (c.name, spec.timeout_s, ' '.join(bootspec.qemu_command(spec))))
+    if whole and matrix == 'check-all':
+        lines += ['', "kunit.py: one arm64 kernel from kunit/kunitconfigs/ (%s), then per "
+                  "run kunit.py exec, compared case by case with its cell:" % ', '.join(
+                      kunitpy.CONFIG_NAMES)]
+        lines += ['  %s as cell %s: %s' % (r.suite, r.cell, shlex.join(kunitpy.exec_command(
+            os.path.join('build', 'out', kunitpy.OUT_NAME), r, kunitpy.find_cell(r.cell),
+            '%s.kunit.json' % r.name))) for r in kunitpy.RUNS]
     if whole:
         lines += ['', 'QUICK=1 make bench: the base and the patched lean kernel, every '
                   'benchmark with exact counts and the kmt-count plugin']
