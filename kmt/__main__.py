@@ -136,7 +136,8 @@ def cmd_postings(args):
             print('%-12s %-8s %s\n%12s %s' % (p.name, p.kind, p.what, '', p.status))
         return 0
     if args.action == 'readme':
-        replace_readme_section('postings-%s' % paths.BASE_NAME, postproof.markdown(chosen))
+        marker = 'postings-%s' % paths.BASE_NAME
+        replace_readme_section(marker, postproof.markdown(chosen, docs.read_section(marker)))
         return 0
     if args.action == 'prove' and args.rescore:
         return postproof.rescore(chosen)

@@ -21,6 +21,16 @@ def _pattern(marker):
                       % (re.escape(marker), re.escape(marker)), re.S)
 
 
+def read_section(marker, repo=None):
+    """The text of section marker, or None."""
+    for page in pages(repo):
+        with open(page) as f:
+            m = _pattern(marker).search(f.read())
+        if m:
+            return m.group(0)[len(m.group(1)):-len(m.group(2))]
+    return None
+
+
 def replace_section(marker, table, repo=None):
     """Put table into the section marker; returns the page's path relative
     to the repository."""

@@ -26,6 +26,10 @@ import tempfile
 from . import attrib, bench, bootspec, build, log, matrix, paths, plugin, qemu, results, source, targets
 
 PROOF_RESULTS = os.path.join(paths.RESULTS, 'postings')
+# A copy of each posting's last proof and measure records in the
+# repository (patches/<base>/proofs/), so that the README's table and a
+# posting's figures outlive the machine that ran them.
+KEPT_RESULTS = os.path.join(paths.PATCHES, 'proofs')
 KUNIT_DIR = os.path.join(paths.REPO, 'kunit')
 REPORT_KINDS = {kind for kind, _ in results.REPORTS}
 # kunit.py (7.3) starts QEMU with "-accel kvm -accel hvf -accel tcg"; an
@@ -287,10 +291,10 @@ def measure_all(postings_, tag):
                     log.info(line)
                 recs.append({'what': m.what, 'cell': m.cell, 'bench': list(m.bench),
                              'calls': list(m.calls), **got})
-        results.write_json(os.path.join(PROOF_RESULTS, p.name + '-measure.json'),
-                           {'posting': p.name, 'base': source.base_version(),
-                            'branch_head': source.git(['rev-parse', 'posting/' + p.name])
-                            .stdout.strip(), 'measures': recs})
+        write_result(p.name + '-measure',
+                     {'posting': p.name, 'base': source.base_version(),
+                      'branch_head': source.git(['rev-parse', 'posting/' + p.name])
+                      .stdout.strip(), 'measures': recs})
     return 0
 
 
@@ -400,8 +404,7 @@ def prove_all(postings, tag, runners=None, cells=None):
         kept = earlier.get('proofs', []) if earlier.get('branch_head') == head else []
 
         def save(recs, name=p.name, kept=kept, head=head):
-            results.write_json(os.path.join(PROOF_RESULTS, name + '.json'),
-                               {'posting': name, 'base': source.base_version(),
+            write_result(name, {'posting': name, 'base': source.base_version(),
                                 'branch_head': head, 'proofs': merged(kept, recs)})
         with source.checked_out(tag):
             recs = prove(p, tag, runners, save, cells)
@@ -437,18 +440,26 @@ def rescore(postings_):
                         rec['base']['result'].upper(), rec['posting']['result'].upper(),
                         'proven' if rec['proven'] else 'NOT PROVEN',
                         rec['posting'].get('json', 'its cell log')))
-        results.write_json(os.path.join(PROOF_RESULTS, p.name + '.json'), res)
+        write_result(p.name, res)
     return 1 if bad else 0
+
+
+def write_result(stem, data):
+    """RESULTS/postings/STEM.json, and its copy in KEPT_RESULTS."""
+    for d in (PROOF_RESULTS, KEPT_RESULTS):
+        results.write_json(os.path.join(d, stem + '.json'), data)
 
 
 def load_result(name, suffix=''):
     """RESULTS/postings/NAME.json (the proofs; suffix '-measure': the
-    measures) as last written, or None."""
-    path = os.path.join(PROOF_RESULTS, name + suffix + '.json')
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        return json.load(f)
+    measures) as last written here, else the copy kept in the repository,
+    or None."""
+    for d in (PROOF_RESULTS, KEPT_RESULTS):
+        path = os.path.join(d, name + suffix + '.json')
+        if os.path.exists(path):
+            with open(path) as f:
+                return json.load(f)
+    return None
 
 
 def why_failed(run):
@@ -497,13 +508,30 @@ def measured_lines(posting):
     return out
 
 
-def markdown(postings_):
+def _old_rows(old_table):
+    """{posting name: its proof column} of the table as the page has it."""
+    rows = {}
+    for line in (old_table or '').splitlines():
+        m = re.match(r'^\| `([^`]+)`: .*? \| \w+ \| \d+ \| (.*) \| [^|]*\|$', line)
+        if m:
+            rows[m.group(1)] = m.group(2)
+    return rows
+
+
+def markdown(postings_, old_table=None):
     """The README's table of the postings: what each is, its proofs as last
-    run (make postings-prove) and whether it is ready to send."""
+    run (make postings-prove) and whether it is ready to send. A posting
+    with no proof or measure record here (none run on this machine, none
+    kept in the repository) keeps its proof column from old_table."""
+    old = _old_rows(old_table)
     rows = ['| posting | kind | patches | proof (7.3.4 as shipped -> with only the posting) '
             '| status |', '|---|---|---:|---|---|']
     for p in postings_:
         res = load_result(p.name)
+        if res is None and load_result(p.name, '-measure') is None and p.name in old:
+            rows.append('| `%s`: %s | %s | %d | %s | %s |' % (
+                p.name, p.what, p.kind, len(p.commits), old[p.name], p.status))
+            continue
         proofs = []
         for pr in p.proofs:
             rec = next((r for r in (res or {}).get('proofs', ())

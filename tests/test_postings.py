@@ -443,3 +443,34 @@ class KunitCompilerArgsTest(unittest.TestCase):
         self.assertEqual(postproof.kunit_compiler_args('x86_64', True),
                          ['--make_options=CC=ccache gcc'])
         self.assertEqual(postproof.kunit_compiler_args('x86_64', False), [])
+
+
+class ProofTableTest(unittest.TestCase):
+    """The README's postings table on a machine that ran only some proofs:
+    the others keep their proof column; results kept in the repository
+    are read back."""
+
+    def test_rows_kept_where_nothing_ran_here(self):
+        import tempfile
+        from unittest import mock
+        from kmt import docs, postproof
+        chosen = postings.load(os.path.join(P73, 'postings.toml'))
+        old = docs.read_section('postings-7.3')
+        self.assertIsNotNone(old)
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(postproof, 'PROOF_RESULTS', d), \
+                mock.patch.object(postproof, 'KEPT_RESULTS', d):
+            self.assertEqual(postproof.markdown(chosen, old), old)
+            self.assertIn('not run yet', postproof.markdown(chosen, None))
+            p = next(x for x in chosen if x.name == 'strscpy')
+            postproof.write_result('strscpy', {'posting': 'strscpy', 'proofs': [
+                {'test': pr.test, 'how': postproof.describe(pr), 'before': pr.before,
+                 'base': {'result': 'fail'}, 'posting': {'result': 'pass'}, 'proven': True}
+                for pr in p.proofs[:1]]})
+            self.assertEqual(postproof.load_result('strscpy')['posting'], 'strscpy')
+            table = postproof.markdown(chosen, old)
+        row = next(l for l in table.splitlines() if l.startswith('| `strscpy`'))
+        self.assertIn('FAIL -> PASS', row)
+        self.assertIn('not run yet', row)    # its other proofs did not run here
+        self.assertEqual([l for l in table.splitlines() if not l.startswith('| `strscpy`')],
+                         [l for l in old.splitlines() if not l.startswith('| `strscpy`')])
