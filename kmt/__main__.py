@@ -364,6 +364,9 @@ def cmd_series_check(args):
     if args.apply:
         source.apply_series(tag=tag)
     gates = args.gate or (series.ALL_GATES if args.all else series.QUICK_GATES)
+    if args.prefix and 'bisect-kunit' not in gates:
+        raise log.StepError('--prefix is for the bisect-kunit gate, which this run does not '
+                            'include (--gate bisect-kunit)')
     records = series.run(gates, args.prefix)
     matrix.print_table(records)
     log.summary()

@@ -25,7 +25,7 @@ import shutil
 import subprocess
 from typing import Tuple
 
-from . import build, log, paths, results, targets
+from . import build, log, paths, results, source, targets
 
 KUNIT_DIR = os.path.join(paths.REPO, 'kunit')
 KUNITCONFIGS = os.path.join(KUNIT_DIR, 'kunitconfigs')
@@ -94,11 +94,28 @@ def exec_command(build_dir, run, cell, json_file, test_filter=None, extra_qemu=(
             ['--kernel_args=' + a for a in run.kernel_args] + [test_filter or run.suite])
 
 
+def _group_status(group):
+    """A parameterized case (a sub-group of kunit_json) from its
+    parameters, as KUnit reports it: failed if one failed or crashed,
+    skipped if every one was, passed otherwise; None without any. The
+    group's own counts (misc) are not in every kernel's kunit_json (6.12
+    writes none)."""
+    leaves = [c.get('status') for c in group.get('test_cases', ())]
+    subs = [_group_status(g) for g in group.get('sub_groups', ())]
+    if not leaves and not subs:
+        return None
+    if any(st not in ('PASS', 'SKIP') for st in leaves) or results.FAIL in subs or None in subs:
+        return results.FAIL
+    if all(st == 'SKIP' for st in leaves) and all(st == results.SKIP for st in subs):
+        return results.SKIP
+    return results.PASS
+
+
 def case_statuses(data, suite):
     """{case: 'pass'/'fail'/'skip'} of one suite in kunit_json output (what
-    kunit.py --json and kmt's <cell log>.kunit.json hold). A parameterized
-    case (a sub-group) fails if a parameter failed or crashed, is skipped
-    if every parameter was, and passes otherwise, as KUnit reports it."""
+    kunit.py --json and kmt's <cell log>.kunit.json hold), or None if the
+    suite is not in it. A parameterized case with no parameter reported
+    is a failure."""
     status = {'PASS': results.PASS, 'SKIP': results.SKIP}
     stack = [data]
     while stack:
@@ -107,13 +124,7 @@ def case_statuses(data, suite):
             out = {c['name']: status.get(c.get('status'), results.FAIL)
                    for c in node.get('test_cases', ())}
             for g in node.get('sub_groups', ()):
-                n = g.get('misc', {})
-                if n.get('failed') or n.get('crashed') or n.get('errors'):
-                    out[g['name']] = results.FAIL
-                elif n.get('tests') and n.get('skipped') == n.get('tests'):
-                    out[g['name']] = results.SKIP
-                else:
-                    out[g['name']] = results.PASS
+                out[g['name']] = _group_status(g) or results.FAIL
             return out
         stack.extend(node.get('sub_groups', ()))
     return None
@@ -149,9 +160,15 @@ def summary(statuses):
     return ', '.join('%d %s' % (n[k], k) for k in sorted(n))
 
 
-def _run(cmd, logfile, env):
+def _run(cmd, logfile, env, json_file=None):
+    """Run a kunit.py command in the kernel tree (held, shared: nothing
+    checks another commit out meanwhile); with json_file, that file is
+    removed first, so that a run that writes none cannot be read as the
+    last one's."""
+    if json_file and os.path.exists(json_file):
+        os.unlink(json_file)
     log.show_cmd(cmd, paths.SRC)
-    with open(logfile, 'a') as lf:
+    with source.tree_lock(what='kunit.py'), open(logfile, 'a') as lf:
         lf.write('$ %s\n' % ' '.join(cmd))
         lf.flush()
         return subprocess.run(cmd, cwd=paths.SRC, env=env, stdout=lf,
@@ -180,7 +197,7 @@ def collisions(diffs, run, cell, build_dir, logfile, env, out_dir):
             jf = os.path.join(out_dir, '%s-%s-seed%d.kunit.json' % (run.name, case, seed))
             _run(exec_command(build_dir, run, cell, jf, '%s.%s' % (run.suite, case),
                               ('-smp 1 -icount shift=0,sleep=off -seed %d' % seed,)),
-                 logfile, env)
+                 logfile, env, jf)
             got = case_statuses(_load(jf) or {}, run.suite) or {}
             passes += got.get(case) == results.PASS
         if passes * 2 > len(RERUN_SEEDS):
@@ -209,18 +226,18 @@ def record(cell_records):
     if rc != 0:
         problems.append(results.problem('build', 'kunit.py build failed (rc %d), log %s'
                                         % (rc, os.path.relpath(logfile, paths.REPO))))
-        return results.record('kunit.py', [r.kmt_suite for r in RUNS], 'sync,off', tests,
+        return results.record('kunit.py', ['kunit.py'], 'sync,off', tests,
                               problems, os.path.relpath(logfile, paths.REPO))
     for run in RUNS:
         cell = find_cell(run.cell)
         json_file = os.path.join(out_dir, run.name + '.kunit.json')
         with log.phase('kunit.py exec %s (as cell %s)' % (run.suite, cell.name)):
-            _run(exec_command(build_dir, run, cell, json_file), logfile, env)
+            rc = _run(exec_command(build_dir, run, cell, json_file), logfile, env, json_file)
         here = case_statuses(_load(json_file) or {}, run.suite)
         rec = by_cell.get(run.cell)
         detail = ''
         if not here:
-            why = 'kunit.py reported no result for suite %s' % run.suite
+            why = 'kunit.py reported no result for suite %s (exit code %d)' % (run.suite, rc)
         elif rec is None:
             why = 'no run of cell %s to compare with (make check first)' % run.cell
         else:
@@ -233,18 +250,27 @@ def record(cell_records):
         tests.append(results.test('kunit.py', run.name,
                                   results.FAIL if why else results.PASS, why or detail))
         log.info('kunit.py %s: %s' % (run.name, why or detail))
-    return results.record('kunit.py', [r.kmt_suite for r in RUNS], 'sync,off', tests,
+    return results.record('kunit.py', ['kunit.py'], 'sync,off', tests,
                           problems, os.path.relpath(logfile, paths.REPO))
 
 
 def last_check_records():
-    """The cell records of the last make check (ALL=1 or not) that ran the
-    cells RUNS compare with."""
+    """The cell records RUNS compare with, from the newer of the last make
+    check and ALL=1 make check that ran them; a run of another series than
+    the tree's (series_head) is no comparison."""
     want = {r.cell for r in RUNS}
-    found = {}
+    head = source.git(['rev-parse', 'HEAD']).stdout.strip()
+    runs = []
     for name in ('check', 'check-all'):
         data = _load(os.path.join(paths.RESULTS, name + '.json')) or {}
-        for r in data.get('cells', ()):
-            if r.get('cell') in want:
-                found[r['cell']] = r
-    return list(found.values())
+        cells = [r for r in data.get('cells', ()) if r.get('cell') in want]
+        if cells:
+            runs.append((data.get('date', ''), name, data.get('series_head'), cells))
+    if not runs:
+        return []
+    date, name, series_head, cells = max(runs)
+    if series_head != head:
+        raise log.StepError('the last make check that ran cells %s (%s.json, %s) ran series '
+                            'commit %s, the tree has %s: run make check again'
+                            % (', '.join(sorted(want)), name, date, series_head, head))
+    return cells

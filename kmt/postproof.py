@@ -419,9 +419,13 @@ def rescore(postings_):
     is not proven."""
     bad = 0
     for p in postings_:
-        res = load_result(p.name)
-        if not res:
+        path = os.path.join(PROOF_RESULTS, p.name + '.json')
+        if not os.path.exists(path):
+            # Only the runs of this machine have their JSON here: a record
+            # kept in the repository is left as it was judged.
             continue
+        with open(path) as f:
+            res = json.load(f)
         for rec in res['proofs']:
             for state in ('base', 'posting'):
                 run = rec[state]
@@ -431,7 +435,8 @@ def rescore(postings_):
                     with open(os.path.join(paths.REPO, run['json'])) as f:
                         run['result'] = kunit_json_outcome(json.load(f), rec['test'])
                 except (OSError, ValueError):
-                    run['result'] = 'missing'
+                    log.warn('%s: %s (%s): its JSON %s is gone, left as judged: %s'
+                             % (p.name, rec['test'], state, run['json'], run['result']))
             rec['proven'] = rec['base']['result'] == 'fail' and rec['posting']['result'] == 'pass'
             bad += not rec['proven']
             log.info('%s: %s on %s: %s %s, with the posting %s: %s (judged again from %s)'

@@ -187,13 +187,7 @@ REVERT_SRC = os.path.join(paths.BASE_BUILD, 'revert-linux')
 def worktree_at(ref):
     """The revert worktree (a git worktree of the kernel tree, owned by
     this tool) with ref checked out, detached; made on first use."""
-    if not os.path.isdir(REVERT_SRC):
-        source.git(['worktree', 'prune'])
-        source.git(['worktree', 'add', '-q', '--detach', REVERT_SRC, ref])
-    else:
-        source.git(['reset', '-q', '--hard'], cwd=REVERT_SRC)
-        source.git(['checkout', '-q', '--detach', ref], cwd=REVERT_SRC)
-    return REVERT_SRC
+    return source.worktree_at(REVERT_SRC, ref)
 
 
 def cell_for(entry, cases):
@@ -206,8 +200,9 @@ def cell_for(entry, cases):
 def boot(cell, ref, name):
     """Build cell's configuration at ref in the revert worktree and boot
     it: the run's record (tests, problems, log)."""
-    src = worktree_at(ref)
-    image, initrd = build.build_all(cell.config, src=src, tree='revert')
+    with source.tree_lock(REVERT_SRC, exclusive=True, what='revert %s' % name):
+        src = worktree_at(ref)
+        image, initrd = build.build_all(cell.config, src=src, tree='revert')
     return matrix.run_cell('revert-' + name, cell, image, initrd, [])
 
 

@@ -355,49 +355,56 @@ def prefix_verdict(rec):
     return ''
 
 
-def _worktree(ref):
-    if not os.path.isdir(BISECT_SRC):
-        source.git(['worktree', 'prune'])
-        source.git(['worktree', 'add', '-q', '--detach', BISECT_SRC, ref])
-    else:
-        source.git(['reset', '-q', '--hard'], cwd=BISECT_SRC)
-        source.git(['checkout', '-q', '--detach', ref], cwd=BISECT_SRC)
-    return BISECT_SRC
-
-
 def gate_bisect_kunit(tag, prefixes=None):
     """Every prefix of the series (prefixes: only these, 1-based), in a
     worktree of its own: each configuration of BISECT_KUNIT_CELLS built
     with the test options of the suites that prefix contains, and its cells
     booted with those suites (expectations of the base apply). One test
-    per prefix and cell."""
+    per prefix and cell; a prefix whose tree cannot be read fails whole."""
     commits = series_commits(tag)
+    if not commits:
+        raise log.StepError('bisect-kunit: no series commits on %s' % tag)
+    bad = sorted(set(prefixes or ()) - set(range(1, len(commits) + 1)))
+    if bad:
+        raise log.StepError('bisect-kunit: no prefix %s (the series has %d commits)'
+                            % (', '.join(map(str, bad)), len(commits)))
     expectations = results.load_expectations()
     tests, logs = [], []
     for i, (sha, subject) in enumerate(commits, 1):
         if prefixes and i not in prefixes:
             continue
-        src = _worktree(sha)
-        files = source.git(['ls-files'], cwd=src).stdout.split()
-        present = suites_at(files)
-        cells = prefix_cells(present)
-        built = {}
-        for cell in cells:
-            name = '%d/%d %s [%s: %s]' % (i, len(commits), subject, cell.name,
-                                          ' '.join(cell.suites))
-            with log.phase('bisect-kunit %s' % name):
-                try:
-                    if cell.config not in built:
-                        built[cell.config] = build.build_all(cell.config, src=src,
-                                                             tree='bisect-kunit',
-                                                             series_tests=present)
-                    rec = matrix.run_cell('bisect-%02d' % i, cell, *built[cell.config],
-                                          expectations)
-                    logs.append(rec['log'])
-                    why = prefix_verdict(rec)
-                except log.StepError as e:
-                    why = 'build or boot: %s' % str(e).splitlines()[0]
-            tests.append(_test('bisect-kunit', name, not why, why))
+        head = '%d/%d %s' % (i, len(commits), subject)
+        with source.tree_lock(BISECT_SRC, exclusive=True, what='bisect-kunit %d' % i):
+            try:
+                src = source.worktree_at(BISECT_SRC, sha)
+                files = source.git(['ls-files'], cwd=src).stdout.split()
+            except log.StepError as e:
+                tests.append(_test('bisect-kunit', head, False,
+                                   'worktree: %s' % str(e).splitlines()[0]))
+                continue
+            present = suites_at(files)
+            built = {}
+            for cell in prefix_cells(present):
+                name = '%s [%s: %s]' % (head, cell.name, ' '.join(cell.suites))
+                with log.phase('bisect-kunit %s' % name):
+                    try:
+                        if cell.config not in built:
+                            try:
+                                built[cell.config] = build.build_all(
+                                    cell.config, src=src, tree='bisect-kunit',
+                                    series_tests=present)
+                            except log.StepError as e:
+                                built[cell.config] = 'build %s: %s' % (
+                                    cell.config, str(e).splitlines()[0])
+                        if isinstance(built[cell.config], str):
+                            raise log.StepError(built[cell.config])
+                        rec = matrix.run_cell('bisect-%02d' % i, cell, *built[cell.config],
+                                              expectations)
+                        logs.append(rec['log'])
+                        why = prefix_verdict(rec)
+                    except log.StepError as e:
+                        why = str(e).splitlines()[0]
+                tests.append(_test('bisect-kunit', name, not why, why))
     return _record('bisect-kunit', tests, logs[0] if logs else '-')
 
 

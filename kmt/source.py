@@ -63,6 +63,31 @@ def _lock_file(src):
     return os.path.join(os.path.dirname(src), '.%s.kmt-lock' % os.path.basename(src))
 
 
+def worktree_at(wt, ref):
+    """wt, a git worktree of the kernel tree that kmt owns, with ref checked
+    out (detached, reset hard). Made anew when it is missing or is no
+    longer a worktree of this tree (the tree was unpacked again, or the
+    directory lost its .git): a reset in such a directory would reach
+    whatever repository git finds above it. The caller holds
+    tree_lock(wt, exclusive=True)."""
+    real = os.path.realpath(wt)
+    listed = git(['worktree', 'list', '--porcelain']).stdout.splitlines()
+    ours = 'worktree ' + real in listed
+    if os.path.isdir(wt):
+        top = subprocess.run(['git', 'rev-parse', '--show-toplevel'], cwd=wt, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.strip()
+        if not ours or top != real:
+            log.info('%s is not a worktree of %s any more: made again' % (wt, paths.SRC))
+            shutil.rmtree(wt)
+    if not os.path.isdir(wt):
+        git(['worktree', 'prune'])
+        git(['worktree', 'add', '-q', '--detach', wt, ref])
+    else:
+        git(['reset', '-q', '--hard'], cwd=wt)
+        git(['checkout', '-q', '--detach', ref], cwd=wt)
+    return wt
+
+
 @contextlib.contextmanager
 def tree_lock(src=None, exclusive=False, what=''):
     """Hold the kernel tree src for the with block: shared while building
@@ -520,19 +545,26 @@ def shortlog(subjects):
 
 
 def fold_subject(text, width=75):
-    """The Subject: header of a mail folded at spaces (RFC 5322: a
-    continuation line starts with white space), so that no header line
+    """The Subject: header of a mail (the first of its header block, which
+    ends at the first empty line) folded at spaces (RFC 5322: a
+    continuation line starts with white space), so that no line of it
     passes width columns."""
-    head, sep, rest = text.partition('\n')
-    if not head.startswith('Subject: ') or len(head) <= width:
-        return text
-    lines, line = [], ''
-    for word in head.split(' '):
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = ''
-        line = (line + ' ' + word) if line or lines else word
-    lines.append(line)
+    head, sep, rest = text.partition('\n\n')
+    lines = head.split('\n')
+    for i, line in enumerate(lines):
+        if not line.startswith('Subject: '):
+            continue
+        if len(line) <= width:
+            break
+        out, cur = [], ''
+        for word in line.split(' '):
+            if cur and len(cur) + 1 + len(word) > width:
+                out.append(cur)
+                cur = ''
+            cur = (cur + ' ' + word) if cur or out else word
+        out.append(cur)
+        lines[i:i + 1] = out
+        break
     return '\n'.join(lines) + sep + rest
 
 

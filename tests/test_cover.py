@@ -60,6 +60,21 @@ class CoverTablesTest(unittest.TestCase):
         self.assertTrue(out.endswith('\n\nBody line\n'))
         self.assertEqual(source.fold_subject('Subject: short\n\nx\n'), 'Subject: short\n\nx\n')
 
+    def test_subject_folded_in_a_format_patch_mail(self):
+        from kmt import source
+        subject = ('Subject: [PATCH 0/2] kasan: hw_tags: poison the tail of a '
+                   'vrealloc()-shrunk area')
+        mail = ('From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n'
+                'From: A <a@example.org>\nDate: Mon, 30 Nov 2026 18:18:57 +0000\n'
+                + subject + '\nTo: B <b@example.org>\n\nSubject: not a header, ' + 'x' * 80
+                + '\n')
+        out = source.fold_subject(mail)
+        head, body = out.split('\n\n', 1)
+        self.assertTrue(all(len(l) <= 75 for l in head.split('\n')[1:]), head)
+        self.assertIn('\nTo: B <b@example.org>', head)
+        self.assertEqual(head.split('\n')[3] + head.split('\n')[4], subject)
+        self.assertEqual(body, mail.split('\n\n', 1)[1])
+
 
 if __name__ == '__main__':
     unittest.main()

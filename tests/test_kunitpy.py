@@ -79,3 +79,35 @@ class KunitPyTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class KunitPyReviewTest(unittest.TestCase):
+    """What a cold review found: 6.12's kunit_json has no counts per
+    group; a stale JSON must not stand for a run that wrote none."""
+
+    def test_group_status_without_counts(self):
+        def group(name, *statuses):
+            return {'name': name, 'sub_groups': [],
+                    'test_cases': [{'name': str(i), 'status': s} for i, s in enumerate(statuses)]}
+        data = {'name': 'KUnit Test Group', 'test_cases': [], 'sub_groups': [
+            {'name': 'refcount', 'test_cases': [], 'sub_groups': [
+                group('a', 'PASS', 'FAIL'), group('b', 'PASS', 'SKIP'),
+                group('c', 'SKIP', 'SKIP'), group('d'), group('e', 'PASS', 'ERROR')]}]}
+        self.assertEqual(kunitpy.case_statuses(data, 'refcount'),
+                         {'a': results.FAIL, 'b': results.PASS, 'c': results.SKIP,
+                          'd': results.FAIL, 'e': results.FAIL})
+
+    def test_stale_json_removed_before_a_run(self):
+        import contextlib
+        import tempfile
+        from unittest import mock
+        from kmt import source
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(source, 'tree_lock', lambda **kw: contextlib.nullcontext()):
+            jf = os.path.join(d, 'x.kunit.json')
+            with open(jf, 'w') as f:
+                f.write('{"name": "refcount", "test_cases": [{"name": "a", "status": "PASS"}]}')
+            rc = kunitpy._run(['false'], os.path.join(d, 'log'), dict(os.environ), jf)
+            self.assertNotEqual(rc, 0)
+            self.assertFalse(os.path.exists(jf))
+            self.assertIsNone(kunitpy._load(jf))

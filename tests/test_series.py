@@ -1,4 +1,5 @@
 import collections
+import os
 import unittest
 
 from kmt import diag, plot, series
@@ -189,3 +190,58 @@ class BisectKunitTest(unittest.TestCase):
         self.assertIn('panic', series.prefix_verdict(panic))
         self.assertEqual(series.prefix_verdict({'tests': [], 'problems': []}),
                          'no test reported')
+
+
+class BisectKunitArgsTest(unittest.TestCase):
+    def test_prefix_out_of_range_is_an_error(self):
+        from unittest import mock
+        from kmt import log
+        with mock.patch.object(series, 'series_commits', lambda tag: [('a', 'x: A'), ('b', 'x: B')]):
+            for bad in ([0], [3], [1, 5]):
+                with self.assertRaises(log.StepError):
+                    series.gate_bisect_kunit('base', bad)
+        with mock.patch.object(series, 'series_commits', lambda tag: []):
+            with self.assertRaises(log.StepError):
+                series.gate_bisect_kunit('base')
+
+
+class WorktreeTest(unittest.TestCase):
+    """source.worktree_at() on a tiny repository: made, reused, and made
+    again when the directory is no worktree of the tree any more (a reset
+    there would reach the repository above it)."""
+
+    def test_worktree_made_again_when_not_ours(self):
+        import shutil
+        import subprocess
+        import tempfile
+        from unittest import mock
+        from kmt import paths, source
+        with tempfile.TemporaryDirectory() as d:
+            tree = os.path.join(d, 'linux')
+            os.makedirs(tree)
+            g = lambda *a: subprocess.run(['git', '-c', 'user.name=t', '-c', 'user.email=t@t'] +
+                                          list(a), cwd=tree, check=True, capture_output=True)
+            g('init', '-q')
+            for n in ('one', 'two'):
+                with open(os.path.join(tree, n), 'w') as f:
+                    f.write(n)
+                g('add', n)
+                g('commit', '-q', '-m', n)
+            first = g('rev-parse', 'HEAD~1').stdout.decode().strip()
+            tip = g('rev-parse', 'HEAD').stdout.decode().strip()
+            wt = os.path.join(d, 'wt')
+            with mock.patch.object(paths, 'SRC', tree):
+                source.worktree_at(wt, first)
+                self.assertFalse(os.path.exists(os.path.join(wt, 'two')))
+                source.worktree_at(wt, tip)
+                self.assertTrue(os.path.exists(os.path.join(wt, 'two')))
+                # The directory loses its .git: made again, not reset
+                os.unlink(os.path.join(wt, '.git'))
+                with open(os.path.join(wt, 'mine'), 'w') as f:
+                    f.write('x')
+                source.worktree_at(wt, first)
+                self.assertFalse(os.path.exists(os.path.join(wt, 'mine')))
+                self.assertFalse(os.path.exists(os.path.join(wt, 'two')))
+                top = subprocess.run(['git', 'rev-parse', '--show-toplevel'], cwd=wt,
+                                     capture_output=True, text=True).stdout.strip()
+                self.assertEqual(top, os.path.realpath(wt))
