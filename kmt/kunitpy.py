@@ -25,7 +25,7 @@ import shutil
 import subprocess
 from typing import Tuple
 
-from . import build, log, paths, results, source, targets
+from . import build, log, paths, postproof, results, source, targets
 
 KUNIT_DIR = os.path.join(paths.REPO, 'kunit')
 KUNITCONFIGS = os.path.join(KUNIT_DIR, 'kunitconfigs')
@@ -77,9 +77,9 @@ def qemu_args(cell, extra=()):
 
 
 def common_args(build_dir):
-    cross = ('ccache ' if shutil.which('ccache') else '') + paths.CROSS_COMPILE
-    return ['--arch=arm64', '--cross_compile=' + cross, '--build_dir=' + build_dir,
-            '--qemu_config=' + QEMU_CONFIG] + ['--kunitconfig=' + p for p in kunitconfig_paths()]
+    return (['--arch=arm64', '--build_dir=' + build_dir, '--qemu_config=' + QEMU_CONFIG] +
+            postproof.kunit_compiler_args('arm64', shutil.which('ccache') is not None) +
+            ['--kunitconfig=' + p for p in kunitconfig_paths()])
 
 
 def build_command(build_dir):

@@ -106,12 +106,15 @@ def kunit_command(proof, build_dir, kunitconfig, json_file):
 
 
 def kunit_compiler_args(arch, ccache):
-    """kunit.py's compiler options: the cross compiler for arm64, through
-    ccache where there is one (each git am or checkout touches every file,
-    so without it a proof rebuilds the whole kernel at full cost)."""
-    wrap = 'ccache ' if ccache else ''
+    """kunit.py's compiler options: the cross compiler for arm64, and the C
+    compiler through ccache where there is one (each git am or checkout
+    touches every file, so without it a proof rebuilds the whole kernel at
+    full cost)."""
     if arch == 'arm64':
-        return ['--cross_compile=' + wrap + paths.CROSS_COMPILE]
+        # Only CC through ccache: CROSS_COMPILE also names AR, and kunit.py's
+        # compile_commands.json target passes $(AR) as one word.
+        return ['--cross_compile=' + paths.CROSS_COMPILE] + (
+            ['--make_options=CC=ccache %sgcc' % paths.CROSS_COMPILE] if ccache else [])
     return ['--make_options=CC=ccache gcc'] if ccache else []
 
 

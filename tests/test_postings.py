@@ -432,9 +432,14 @@ class ChangeIdTest(unittest.TestCase):
 
 class KunitCompilerArgsTest(unittest.TestCase):
     def test_arm64_cross_compiler_through_ccache(self):
+        # CROSS_COMPILE names AR, LD, OBJCOPY too: 'ccache aarch64-linux-gnu-'
+        # made AR two words, and kunit.py's compile_commands.json target
+        # (gen_compile_commands.py -a "$(AR)") failed on arm64. Only CC goes
+        # through ccache.
         from kmt import postproof
         self.assertEqual(postproof.kunit_compiler_args('arm64', True),
-                         ['--cross_compile=ccache aarch64-linux-gnu-'])
+                         ['--cross_compile=aarch64-linux-gnu-',
+                          '--make_options=CC=ccache aarch64-linux-gnu-gcc'])
         self.assertEqual(postproof.kunit_compiler_args('arm64', False),
                          ['--cross_compile=aarch64-linux-gnu-'])
 

@@ -8,8 +8,11 @@
  * the elapsed CLOCK_MONOTONIC time. Run on one vCPU; under QEMU with
  * -icount shift=0 the instruction counts are exact and repeatable.
  *
- * Usage: kmt-bench [-t] [NAME[=N]]...   (default: every benchmark, default N)
+ * Usage: kmt-bench [-t] [-s N] [-d MS] [NAME[=N]]...
+ *   (default: every benchmark, default N)
  *   -t: time only (no instruction counter, e.g. QEMU without -icount)
+ *   -s N: N empty loop iterations before the counted region (below)
+ *   -d MS: sleep MS ms before each counted chunk (below)
  * Output, one line per benchmark (KTAP diagnostic lines):
  *   # kmt-bench NAME ops=N insn_per_op=X insn_mean=Y chunk=C ns_per_op=Z
  *   # kmt-bench NAME ops=N ns_per_op=Z ns_mean=W chunk=C          (-t)
@@ -287,6 +290,24 @@ static int cmp_u64(const void *a, const void *b)
  */
 static long shift_loops;
 
+/*
+ * -d MS: before each counted chunk, with the counter off, sleep MS
+ * milliseconds, so that the deferred work of the chunks before it (RCU
+ * callbacks freeing tasks, kworkers) has run and each chunk starts from
+ * the same state. The count is then what the operations cost on their
+ * own path, without the deferred work whose share of a chunk depends on
+ * where the timer interrupts fall.
+ */
+static long drain_ms;
+
+static void drain(void)
+{
+	struct timespec ts = { drain_ms / 1000, (drain_ms % 1000) * 1000000L };
+
+	if (drain_ms)
+		nanosleep(&ts, NULL);
+}
+
 static void shift_phase(void)
 {
 	for (long i = 0; i < shift_loops; i++)
@@ -319,7 +340,10 @@ static int run_one(struct bench *b, int num, int time_only)
 	t0 = now_ns();
 	REGION_BEGIN();
 	for (long i = 0; i < nchunks; i++) {
-		uint64_t c0 = now_ns();
+		uint64_t c0;
+
+		drain();
+		c0 = now_ns();
 
 		if (!time_only) {
 			ioctl(perf_fd, PERF_EVENT_IOC_RESET, 0);
@@ -382,6 +406,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[a], "-s") && a + 1 < argc) {
 			shift_loops = atol(argv[++a]);
+			continue;
+		}
+		if (!strcmp(argv[a], "-d") && a + 1 < argc) {
+			drain_ms = atol(argv[++a]);
 			continue;
 		}
 		char *eq = strchr(argv[a], '=');
