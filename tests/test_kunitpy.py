@@ -102,7 +102,10 @@ class KunitPyReviewTest(unittest.TestCase):
         import tempfile
         from unittest import mock
         from kmt import source
+        from kmt import paths
+        # (a fresh clone has no kernel tree yet: kunit.py runs in paths.SRC)
         with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(paths, 'SRC', d), \
                 mock.patch.object(source, 'tree_lock', lambda **kw: contextlib.nullcontext()):
             jf = os.path.join(d, 'x.kunit.json')
             with open(jf, 'w') as f:
