@@ -213,6 +213,8 @@ def record(cell_records):
     records of the matrix run that came before (cell_records)."""
     by_cell = {r['cell']: r for r in cell_records}
     build_dir = os.path.join(paths.OUT, OUT_NAME)
+    # kunit.py makes the build directory, not its parents.
+    os.makedirs(paths.OUT, exist_ok=True)
     out_dir = os.path.join(paths.RESULTS, 'kunitpy')
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(paths.LOGS, exist_ok=True)

@@ -45,7 +45,7 @@ PASS, FAIL, SKIP, XFAIL = Status.PASS, Status.FAIL, Status.SKIP, Status.XFAIL
 # What can go wrong besides a failed test: a kernel report (a kind of
 # REPORTS, below) or what the tooling itself notices.
 TOOL_PROBLEMS = ('timeout', 'missing', 'module', 'qemu', 'unexpected-pass', 'bench',
-                 'gate', 'machine')
+                 'gate', 'machine', 'build')
 
 
 @dataclasses.dataclass(frozen=True)

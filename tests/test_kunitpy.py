@@ -114,3 +114,18 @@ class KunitPyReviewTest(unittest.TestCase):
             self.assertNotEqual(rc, 0)
             self.assertFalse(os.path.exists(jf))
             self.assertIsNone(kunitpy._load(jf))
+
+
+class KunitPyBuildFailsTest(unittest.TestCase):
+    def test_a_failed_build_is_a_failed_record(self):
+        import tempfile
+        from unittest import mock
+        from kmt import paths
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(paths, 'RESULTS', d), mock.patch.object(paths, 'LOGS', d), \
+                mock.patch.object(paths, 'OUT', d), \
+                mock.patch.object(kunitpy, '_run', lambda *a, **kw: 2):
+            rec = kunitpy.record([])
+        self.assertEqual(rec['cell'], 'kunit.py')
+        self.assertEqual([p['kind'] for p in rec['problems']], ['build'])
+        self.assertIn('kunit.py build failed (rc 2)', rec['problems'][0]['text'])
