@@ -242,6 +242,14 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt
 
 
+def tree_with_series(args):
+    """The kernel tree unpacked, with the series applied unless --no-apply."""
+    tag = source.ensure_base()
+    if args.apply:
+        source.apply_series(tag=tag)
+    return tag
+
+
 def cmd_check(args):
     return cmd_matrix(args, 'check-all' if args.all else 'check')
 
@@ -256,18 +264,14 @@ def cmd_setup(args):
 
 
 def cmd_prepare(args):
-    tag = source.ensure_base()
-    if args.apply:
-        source.apply_series(tag=tag)
+    tree_with_series(args)
     log.info('kernel tree: %s (branch %s)' % (paths.SRC, source.git(
         ['symbolic-ref', '--short', 'HEAD'], check=False).stdout.strip()))
     return done()
 
 
 def cmd_build(args):
-    tag = source.ensure_base()
-    if args.apply:
-        source.apply_series(tag=tag)
+    tree_with_series(args)
     print('\n'.join(build.build_all(args.config)))
     return done()
 
@@ -360,9 +364,7 @@ def cmd_cover(args):
 
 def cmd_series_check(args):
     setup_host()
-    tag = source.ensure_base()
-    if args.apply:
-        source.apply_series(tag=tag)
+    tree_with_series(args)
     gates = args.gate or (series.ALL_GATES if args.all else series.QUICK_GATES)
     if args.prefix and 'bisect-kunit' not in gates:
         raise log.StepError('--prefix is for the bisect-kunit gate, which this run does not '
@@ -466,9 +468,7 @@ def cmd_cells(args):
 
 def cmd_kunitpy(args):
     setup_host()
-    tag = source.ensure_base()
-    if args.apply:
-        source.apply_series(tag=tag)
+    tree_with_series(args)
     rec = kunitpy.record(kunitpy.last_check_records())
     matrix.print_table([rec])
     log.summary()

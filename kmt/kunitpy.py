@@ -57,12 +57,7 @@ def kunitconfig_paths():
     return [os.path.join(KUNITCONFIGS, n + '.kunitconfig') for n in CONFIG_NAMES]
 
 
-def find_cell(name):
-    for cells in targets.MATRICES.values():
-        for c in cells:
-            if c.name == name:
-                return c
-    raise log.StepError('kunit.py run: no cell %s in targets.py' % name)
+find_cell = postproof.find_cell
 
 
 def qemu_args(cell, extra=()):
