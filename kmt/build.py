@@ -35,10 +35,17 @@ def cross_compile():
     return _ccache() + paths.CROSS_COMPILE
 
 
-def clang():
-    """The clang of the base's LLVM= (Base.llvm): clang, or clang-19 for
-    LLVM=-19."""
-    return 'clang' + ('' if paths.BASE.llvm == '1' else paths.BASE.llvm)
+def llvm(cfg=None):
+    """make LLVM= for a clang config: its own version (KernelConfig.
+    llvm_version) where it needs a newer LLVM than the base's, else the
+    base's (Base.llvm)."""
+    return (cfg is not None and cfg.llvm_version) or paths.BASE.llvm
+
+
+def clang(cfg=None):
+    """The clang of a config's LLVM=: clang, or clang-19 for LLVM=-19."""
+    version = llvm(cfg)
+    return 'clang' + ('' if version == '1' else version)
 
 
 def make_args(out, cfg=None):
@@ -48,7 +55,7 @@ def make_args(out, cfg=None):
     the target)."""
     args = ['make', '-j' + jobs(), 'O=' + out, 'ARCH=' + paths.ARCH]
     if cfg is not None and cfg.llvm:
-        return args + ['LLVM=' + paths.BASE.llvm, 'CC=' + _ccache() + clang(),
+        return args + ['LLVM=' + llvm(cfg), 'CC=' + _ccache() + clang(cfg),
                        'CROSS_COMPILE=' + paths.CROSS_COMPILE]
     return args + ['CROSS_COMPILE=' + cross_compile()]
 
@@ -58,7 +65,7 @@ def toolchain_env(cfg):
     options (CC_IS_CLANG, CC_HAVE_SHADOW_CALL_STACK, ...)."""
     env = dict(KERNEL_ENV, CROSS_COMPILE=paths.CROSS_COMPILE)
     if cfg.llvm:
-        env.update(LLVM=paths.BASE.llvm, CC=clang())
+        env.update(LLVM=llvm(cfg), CC=clang(cfg))
     return env
 
 
@@ -126,7 +133,7 @@ def fragment_paths(cfg, tree='series', series_tests=None):
 
 def configure(cfg, src, out, logfile, tree='series', series_tests=None):
     frags = fragment_paths(cfg, tree, series_tests)
-    stamp = cache.key(cfg.base, ('llvm' + paths.BASE.llvm) if cfg.llvm else 'gcc', files=frags)
+    stamp = cache.key(cfg.base, ('llvm' + llvm(cfg)) if cfg.llvm else 'gcc', files=frags)
     stamp_file = os.path.join(out, '.kmt-config-stamp')
     dot_config = os.path.join(out, '.config')
     if cache.fresh(stamp_file, stamp, outputs=(dot_config,)):

@@ -49,7 +49,7 @@ def matrix_plan(matrix, cells=None):
         lines += ['',
                   'build %s: %s + %s%s -> %s: %s; kselftests %s; initramfs'
                   % (name, cfg.base, ' '.join(frags),
-                     (' (LLVM=%s)' % paths.BASE.llvm) if cfg.llvm else '',
+                     (' (LLVM=%s)' % build.llvm(cfg)) if cfg.llvm else '',
                      _rel(out), goals, ' '.join(build.kselftest_make_vars()))]
         image = os.path.join(out, 'arch', paths.ARCH, 'boot', 'Image')
         initrd = os.path.join(out, 'initramfs.cpio.gz')

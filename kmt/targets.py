@@ -16,6 +16,9 @@ class KernelConfig:
     series_fragments: Tuple[str, ...] = ()
     # Build with clang and the LLVM tools (make LLVM=1) instead of GCC.
     llvm: bool = False
+    # make LLVM= for this config where it needs a newer LLVM than the
+    # base's (Base.llvm), e.g. '-19' for kCFI (clang 16 or later).
+    llvm_version: str = ''
     # Build the modules too and install them into the initramfs; the guest
     # loads the module of each suite (Suite.module) before running it.
     modules: bool = False
@@ -133,6 +136,12 @@ CONFIGS = {c.name: c for c in [
     KernelConfig('lean-clang', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'scs.config'),
                  ('series-tests.config',), llvm=True),
+    # Shaped as Android's GKI: clang with ThinLTO, kCFI (clang 16 or
+    # later: clang-19 on every base) and shadow call stacks, modules.
+    KernelConfig('lean-gki', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'modules.config', 'gki.config'),
+                 ('series-tests.config', 'modules-series.config'),
+                 llvm=True, llvm_version='-19', modules=True),
 ]}
 
 MACHINES = {m.name: m for m in [
@@ -280,6 +289,16 @@ CHECK_ALL = CHECK + [
     # clang (LLVM=1) with shadow call stacks, as Android builds.
     Cell('clang', 'lean-clang', 'mte', 'sync', ('kasan', 'mte')),
     Cell('clang-refcount', 'lean-clang', 'mte-smp4', 'sync', ('refcount',)),
+    # A GKI-shaped kernel (clang-19, ThinLTO, kCFI, shadow call stacks,
+    # modules), booted as Android products boot it: kasan.stacktrace=off,
+    # and sampled page_alloc tagging (gki-sampled). Sampling makes KASAN
+    # skip the checks of 9 in 10 order-3+ page allocations by design
+    # (Documentation/dev-tools/kasan.rst), which the kasan suite's
+    # page_alloc cases would report: that boot runs the other suites.
+    Cell('gki', 'lean-gki', 'mte', 'sync', ('kasan', 'refcount', 'mte', 'lkdtm-refcount'),
+         cmdline=('kasan.stacktrace=off',)),
+    Cell('gki-sampled', 'lean-gki', 'mte', 'sync', ('refcount', 'mte', 'lkdtm-refcount'),
+         cmdline=('kasan.stacktrace=off', 'kasan.page_alloc.sample=10')),
 ]
 
 # make run: defconfig-based kernel, the default (sync) mode.

@@ -98,6 +98,21 @@ class TargetsTest(unittest.TestCase):
         finally:
             paths.BASE = saved
 
+    def test_a_config_can_need_a_newer_llvm_than_its_base(self):
+        # kCFI needs clang 16 or later: the GKI-shaped kernel builds with
+        # clang-19 on 6.12 too, whose other clang cells use clang 14.
+        saved = paths.BASE
+        try:
+            paths.BASE = bases.BASES['6.12']
+            gki = targets.CONFIGS['lean-gki']
+            args = build.make_args('/o', gki)
+            self.assertIn('LLVM=-19', args)
+            self.assertTrue(any(a.startswith('CC=') and a.endswith('clang-19') for a in args))
+            self.assertEqual(build.toolchain_env(gki)['LLVM'], '-19')
+            self.assertIn('LLVM=1', build.make_args('/o', targets.CONFIGS['lean-clang']))
+        finally:
+            paths.BASE = saved
+
     def test_dry_run_names_the_reverted_bench_kernel(self):
         # 7.3's make bench builds a third kernel; the plan must say so,
         # and a base without Base.reverted_dir must not mention one.
