@@ -45,6 +45,7 @@ class BootSpec:
     smp: int = 0                     # vCPUs; 0: the machine's
     icount: bool = False             # -icount shift=0 (exact, deterministic counts)
     seed: Optional[int] = None       # QEMU -seed (the guest's random numbers)
+    rerun: int = 0                   # a rerun's number: kmt.rerun= (rerun_param)
     qemu_extra: Tuple[str, ...] = () # further QEMU arguments (a TCG plugin)
     timeout_s: int = DEFAULT_TIMEOUT_S
     silence_s: int = 0               # no console output this long: hung (0: no limit)
@@ -83,6 +84,20 @@ def for_cell(cell, image, initrd, logfile='', **changes):
     return spec.replace(**changes) if changes else spec
 
 
+def rerun_param(n):
+    """The kernel parameter of rerun n (1, 2, ...): n's digits n times,
+    a command line of another length for every rerun.
+
+    HW_TAGS tags come from IRG, whose LFSR mte_cpu_setup() seeds from the
+    counter. Under -icount the counter is the instruction count so far,
+    which QEMU's -seed does not change: reruns that differed only in -seed
+    drew the same tags, so a tag collision in one was one in all. The
+    kernel parses its command line before it enables MTE, so a longer one
+    moves the counter, and the seed, at that point. Nothing reads the
+    parameter (a dotted name of no module is ignored)."""
+    return 'kmt.rerun=' + str(n) * n
+
+
 def kernel_cmdline(spec):
     args = list(BASE_CMDLINE) + list(targets.KASAN_MODES[spec.kasan])
     suites = [targets.SUITES[s] for s in spec.suites]
@@ -106,7 +121,7 @@ def kernel_cmdline(spec):
     running = ksft + (kunit if not spec.kunit_filter else [])
     for s in running:
         args += [a for a in s.cmdline if a not in args]
-    return ' '.join(args + list(spec.cmdline))
+    return ' '.join(args + list(spec.cmdline) + ([rerun_param(spec.rerun)] if spec.rerun else []))
 
 
 def qemu_command(spec):

@@ -13,8 +13,10 @@ cell's in the same make check, or the run fails with the differences.
 
 The kasan suite's detection is probabilistic under HW_TAGS (random 4-bit
 tags): a case that fails here only is run again on its own with QEMU
-seeds (one vCPU, -icount), and counts as a tag collision only if most
-of those pass, as kmt's own reruns do (matrix.rerun_case).
+seeds (one vCPU, -icount) and a command line of another length each
+(bootspec.rerun_param: what makes them draw other tags), and counts as a
+tag collision only if most of those pass, as kmt's own reruns do
+(matrix.rerun_case).
 
 ALL=1 make check runs this after the matrix; `python3 -m kmt kunitpy`
 runs it against the last make check's results (build/results/)."""
@@ -26,7 +28,7 @@ import shutil
 import subprocess
 from typing import Tuple
 
-from . import build, log, paths, postproof, results, source, targets
+from . import bootspec, build, log, paths, postproof, results, source, targets
 
 KUNIT_DIR = os.path.join(paths.REPO, 'kunit')
 KUNITCONFIGS = os.path.join(KUNIT_DIR, 'kunitconfigs')
@@ -87,11 +89,13 @@ def build_command(build_dir):
         ['--jobs=%s' % build.jobs()]
 
 
-def exec_command(build_dir, run, cell, json_file, test_filter=None, extra_qemu=()):
+def exec_command(build_dir, run, cell, json_file, test_filter=None, extra_qemu=(),
+                 extra_kernel_args=()):
     return (['python3', 'tools/testing/kunit/kunit.py', 'exec'] + common_args(build_dir) +
             ['--timeout=%d' % TIMEOUT_S, '--json=' + json_file] +
             ['--qemu_args=' + a for a in qemu_args(cell, extra_qemu)] +
-            ['--kernel_args=' + a for a in run.kernel_args] + [test_filter or run.suite])
+            ['--kernel_args=' + a for a in run.kernel_args + tuple(extra_kernel_args)] +
+            [test_filter or run.suite])
 
 
 def _group_status(group):
@@ -196,7 +200,8 @@ def collisions(diffs, run, cell, build_dir, logfile, env, out_dir):
         for seed in RERUN_SEEDS:
             jf = os.path.join(out_dir, '%s-%s-seed%d.kunit.json' % (run.name, case, seed))
             _run(exec_command(build_dir, run, cell, jf, '%s.%s' % (run.suite, case),
-                              ('-smp 1 -icount shift=0,sleep=off -seed %d' % seed,)),
+                              ('-smp 1 -icount shift=0,sleep=off -seed %d' % seed,),
+                              (bootspec.rerun_param(seed),)),
                  logfile, env, jf)
             got = case_statuses(_load(jf) or {}, run.suite) or {}
             passes += got.get(case) == results.PASS

@@ -19,7 +19,9 @@ def _cell_log(matrix, cell, suffix=''):
 
 def rerun_case(matrix, cell, image, initrd, suite, case):
     """Boot once per seed with only this KUnit case, one vCPU and -icount,
-    so each run is reproducible. Returns (passes, runs, logs)."""
+    so each run is reproducible, and a command line of another length per
+    seed, so each draws other tags (bootspec.rerun_param). Returns
+    (passes, runs, logs)."""
     passes = runs = 0
     logs = []
     need = len(RERUN_SEEDS) // 2 + 1
@@ -27,7 +29,8 @@ def rerun_case(matrix, cell, image, initrd, suite, case):
         logfile = _cell_log(matrix, cell, '-rerun-%s-seed%d' % (case, seed))
         spec = bootspec.for_cell(cell, image, initrd, logfile,
                                  kunit_filter='%s.%s' % (suite.select, case),
-                                 icount=True, seed=seed, smp=1, timeout_s=RERUN_TIMEOUT_S)
+                                 icount=True, seed=seed, rerun=seed, smp=1,
+                                 timeout_s=RERUN_TIMEOUT_S)
         res = qemu.run(spec, echo=False)
         r = results.suite_results(res.lines, suite)
         runs += 1

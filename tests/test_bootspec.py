@@ -160,3 +160,37 @@ class HangTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class RerunVariesTagsTest(unittest.TestCase):
+    """A rerun of a failed HW_TAGS case must be able to draw other tags.
+    IRG's tags come from an LFSR that the kernel seeds from the counter
+    (mte_cpu_setup()); under -icount the counter is the instruction count,
+    which QEMU's -seed does not change: reruns that differed only in -seed
+    drew the same tags (kmalloc_oob_right: pointer tag f2 with seeds 1, 2
+    and 3 on vhe-sync, fc on sync), so a collision in the rerun was a
+    collision in every rerun."""
+
+    def rerun_specs(self, cell_name):
+        from unittest import mock
+        from kmt import matrix, results
+        specs = []
+
+        def fake_run(spec, echo=True):
+            specs.append(spec)
+            return mock.Mock(lines=[], timed_out=False)
+
+        with mock.patch.object(qemu, 'run', fake_run), \
+                mock.patch.object(results, 'suite_results', lambda lines, suite: []), \
+                mock.patch.object(matrix, '_cell_log', lambda *a: '/dev/null'):
+            passes, runs, _ = matrix.rerun_case('check', cell(cell_name), 'Image', 'initrd',
+                                                targets.SUITES['kasan'], 'kmalloc_oob_right')
+        self.assertEqual((passes, runs), (0, 3))
+        return specs
+
+    def test_each_rerun_boots_a_command_line_of_its_own_length(self):
+        for name in ('sync', 'vhe-sync'):
+            lines = [bootspec.kernel_cmdline(s) for s in self.rerun_specs(name)]
+            self.assertEqual(len({len(line) for line in lines}), len(lines), lines)
+            for line in lines:
+                self.assertIn('kunit.filter_glob=kasan.kmalloc_oob_right', line)

@@ -3,7 +3,7 @@
 import os
 import unittest
 
-from kmt import kunitpy, results, targets
+from kmt import bootspec, kunitpy, results, targets
 
 JSON = {'name': 'KUnit Test Group', 'test_cases': [], 'sub_groups': [
     {'name': 'refcount', 'test_cases': [
@@ -74,6 +74,10 @@ class KunitPyTest(unittest.TestCase):
                                      ('-seed 1',))
         self.assertEqual(again[-1], 'refcount.refcount_test_set')
         self.assertIn('--qemu_args=-seed 1', again)
+        rerun = kunitpy.exec_command('out', r, cell, 'x.json', 'kasan.kmalloc_oob_right',
+                                     ('-seed 3',), (bootspec.rerun_param(3),))
+        self.assertIn('--kernel_args=kmt.rerun=333', rerun)
+        self.assertEqual(rerun[-1], 'kasan.kmalloc_oob_right')
         self.assertIn('build', kunitpy.build_command('out'))
 
 
