@@ -48,6 +48,16 @@ class Base:
     # third make bench kernel 'reverted': the base's own baseline. Never
     # part of a series; only make bench builds it.
     reverted_dir: str = ''
+    # The first N patches of the series are fixes without which the base
+    # does not build the lean kernel at all: make bench's baseline is the
+    # base with them (the base as shipped cannot be measured).
+    baseline_patches: int = 0
+    # Cells (targets.py) that cannot exist on this base, each with why:
+    # left out of every matrix there, and the run says so.
+    dropped_cells: Tuple[Tuple[str, str], ...] = ()
+    # Cells of ALL=1 make check that make check runs on this base too,
+    # where they stand in for a dropped one.
+    added_cells: Tuple[str, ...] = ()
 
 
 BASES = {b.name: b for b in [
@@ -78,5 +88,21 @@ BASES = {b.name: b for b in [
          # Mainline's own parts 1 and 2 undone, from the code (the tree has
          # no history): 7.3 before them, as 6.12 as shipped behaves.
          reverted_dir='patches/7.3/mainline-reverted'),
+    # Debian 12's own kernel and the base of android14-6.1: a build fix
+    # the base needs, then the series' parts as they are ported.
+    Base('6.1', 'linux-source-6.1', patch_dir='patches/6.1',
+         what='Linux 6.1 LTS as Debian 12 (bookworm) ships it: its own kernel',
+         host_packages=('linux-source-6.1',),
+         gone=(('CONFIG_ARM_PMUV3', 'the arm64 PMU driver is arch/arm64/kernel/perf_event.c, '
+                'built with CONFIG_HW_PERF_EVENTS'),
+               ('CONFIG_CACHESTAT_SYSCALL', 'cachestat() came in 6.5')),
+         series_carries=(),
+         # 6.1.120 to 6.1.192 do not build with KASAN HW_TAGS (patch 1).
+         baseline_patches=1,
+         dropped_cells=tuple((c, 'arm64 has no ARCH_SUPPORTS_RT before 6.12 and the source '
+                              'package carries no RT patch: no PREEMPT_RT kernel')
+                             for c in ('distro-rt', 'rt-refcount', 'vhe-distro-rt')),
+         # The distribution kernel without RT instead.
+         added_cells=('distro',)),
 ]}
 DEFAULT = '6.12'

@@ -110,9 +110,10 @@ def build_kernels(apply):
     if dirty:
         raise log.StepError('uncommitted changes in %s: commit them first' % paths.SRC)
     kernels = {}
-    with source.checked_out(tag) as head:
+    baseline = baseline_ref(tag)
+    with source.checked_out(baseline) as head:
         kernels['baseline'] = build.build_all('lean', tree='base')
-    same = source.tree_is_base(tag)
+    same = source.tree_is_base(baseline)
     # An empty series has none of the series' test options to configure.
     kernels['patched'] = build.build_all('lean', tree='series', series_tests=not same)
     # One userspace for both kernels: the initramfs (kselftests built in
@@ -123,6 +124,24 @@ def build_kernels(apply):
     if paths.BASE.reverted_dir and not same:
         kernels[REVERTED] = (build_reverted(tag), kernels['patched'][1])
     return kernels, head, same
+
+
+def baseline_ref(tag, src=None):
+    """What the baseline kernel is built from: the base tag, or where the
+    base needs the series' first Base.baseline_patches patches to build at
+    all, the commit of the last of them on the checked-out series."""
+    n = paths.BASE.baseline_patches
+    if not n:
+        return tag
+    commits = source.git(['rev-list', '--reverse', '%s..HEAD' % tag], cwd=src).stdout.split()
+    if len(commits) < n:
+        raise log.StepError('base %s: the baseline is the base with the series\' first %d '
+                            'patch(es) (bases.py baseline_patches), but the series has %d'
+                            % (paths.BASE_NAME, n, len(commits)))
+    log.info('baseline: base %s with the series\' first %d patch(es), up to %s'
+             % (paths.BASE_NAME, n, source.git(['log', '-1', '--format=%h %s', commits[n - 1]],
+                                               cwd=src).stdout.strip()))
+    return commits[n - 1]
 
 
 def build_reverted(tag):

@@ -124,9 +124,14 @@ def chosen_cells(matrix, cells=None):
     errs = targets.validate()
     if errs:
         raise log.StepError('targets.py is inconsistent:\n  ' + '\n  '.join(errs))
-    chosen = [c for c in targets.MATRICES[matrix] if not cells or c.name in cells]
+    here, dropped = targets.for_base(matrix, paths.BASE)
+    for name, why in dropped:
+        if not cells or name in cells:
+            log.info('%s: not on base %s (%s)' % (name, paths.BASE_NAME, why))
+    chosen = [c for c in here if not cells or c.name in cells]
     if not chosen:
-        raise log.StepError('no cell of matrix %s matches %s' % (matrix, cells))
+        raise log.StepError('no cell of matrix %s on base %s matches %s'
+                            % (matrix, paths.BASE_NAME, cells))
     return chosen
 
 

@@ -5,6 +5,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Tuple
 
+from . import bases
+
 
 @dataclass(frozen=True)
 class KernelConfig:
@@ -338,6 +340,18 @@ def series_carries(base):
     return every if base.series_carries is None else base.series_carries
 
 
+def for_base(matrix, base):
+    """The cells of matrix on base (bases.py): its dropped cells left out,
+    its added ones (from ALL=1 make check) put in. Returns (cells,
+    [(cell name, why it is left out)])."""
+    gone = dict(base.dropped_cells)
+    cells = [c for c in MATRICES[matrix] if c.name not in gone]
+    if matrix == 'check':
+        have = {c.name for c in cells}
+        cells += [c for c in CHECK_ALL if c.name in base.added_cells and c.name not in have]
+    return cells, [(c.name, gone[c.name]) for c in MATRICES[matrix] if c.name in gone]
+
+
 def without_series(cells, kept_suites=()):
     """The cells as they run on a tree without (part of) the series: the
     suites the series adds, except kept_suites, are left out, and a cell
@@ -407,4 +421,12 @@ def validate():
             if m and not m.has_mte and c.kasan in HW_TAGS_MODES:
                 errors.append('%s/%s: kasan %s needs a machine with MTE'
                               % (matrix, c.name, c.kasan))
+    for b in bases.BASES.values():
+        for name, _ in b.dropped_cells:
+            if name not in every:
+                errors.append('base %s drops no cell %s' % (b.name, name))
+        for name in b.added_cells:
+            if name not in {c.name for c in CHECK_ALL}:
+                errors.append('base %s adds %s, not a cell of ALL=1 make check'
+                              % (b.name, name))
     return errors

@@ -175,3 +175,47 @@ class BaseFragmentsTest(unittest.TestCase):
         res = subprocess.run([sys.executable, '-c', code], cwd=paths.REPO, text=True,
                              env=dict(os.environ, KMT_BASE='7.3'), stdout=subprocess.PIPE)
         self.assertTrue(res.stdout.strip().endswith('base-7.3.config'), res.stdout)
+
+
+class BaseCellsTest(unittest.TestCase):
+    def test_a_base_drops_cells_with_a_reason_and_adds_stand_ins(self):
+        base = bases.Base('x', 'linux-source-x',
+                          dropped_cells=(('distro-rt', 'no PREEMPT_RT here'),),
+                          added_cells=('distro',))
+        cells, dropped = targets.for_base('check', base)
+        names = [c.name for c in cells]
+        self.assertNotIn('distro-rt', names)
+        self.assertIn('distro', names)
+        self.assertIn('sync', names)
+        self.assertEqual(dropped, [('distro-rt', 'no PREEMPT_RT here')])
+        # Only make check takes the stand-ins; ALL=1 has them already.
+        cells, _ = targets.for_base('check-all', base)
+        self.assertEqual([c.name for c in cells].count('distro'), 1)
+
+    def test_the_default_base_runs_every_cell(self):
+        cells, dropped = targets.for_base('check', bases.BASES[bases.DEFAULT])
+        self.assertEqual(cells, targets.CHECK)
+        self.assertEqual(dropped, [])
+
+    def test_a_cell_named_on_the_command_line_but_dropped_says_why(self):
+        from kmt import log, matrix
+        saved = paths.BASE
+        try:
+            paths.BASE = bases.BASES['6.1']
+            with self.assertRaises(log.StepError) as e:
+                matrix.chosen_cells('check', ['distro-rt'])
+            self.assertIn('on base 6.1', str(e.exception))
+        finally:
+            paths.BASE = saved
+
+    def test_validate_rejects_a_base_dropping_an_unknown_cell(self):
+        saved = dict(bases.BASES)
+        try:
+            bases.BASES['y'] = bases.Base('y', 'p', dropped_cells=(('nope', 'why'),),
+                                          added_cells=('sync-x',))
+            errs = targets.validate()
+            self.assertIn('base y drops no cell nope', errs)
+            self.assertTrue(any('base y adds sync-x' in e for e in errs))
+        finally:
+            bases.BASES.clear()
+            bases.BASES.update(saved)

@@ -127,3 +127,56 @@ class PhaseShiftTest(unittest.TestCase):
         table = bench.markdown_table(res)
         self.assertIn('| getpid | off | 250.0 | 249.0 | -0.4% | 249.0 | - | yes |', table)
         self.assertIn('no (moves 9.5%) |', table)
+
+
+class BaselineRefTest(unittest.TestCase):
+    """A base that does not build without the series' first patches (6.1
+    with KASAN HW_TAGS) has them in make bench's baseline."""
+
+    def setUp(self):
+        import subprocess
+        self.tmp = tempfile.TemporaryDirectory()
+        self.repo = self.tmp.name
+        env = dict(os.environ, GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@t',
+                   GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@t')
+
+        def git(*args):
+            return subprocess.run(['git'] + list(args), cwd=self.repo, env=env, check=True,
+                                  stdout=subprocess.PIPE, text=True).stdout.strip()
+        git('init', '-q', '-b', 'series')
+        self.commits = []
+        for i in range(3):
+            with open(os.path.join(self.repo, 'f'), 'w') as f:
+                f.write('%d\n' % i)
+            git('add', 'f')
+            git('commit', '-q', '-m', 'c%d' % i)
+            self.commits.append(git('rev-parse', 'HEAD'))
+            if i == 0:
+                git('tag', 'base/x')
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def ref(self, n):
+        from kmt import bases, paths
+        saved = paths.BASE
+        try:
+            paths.BASE = bases.Base('x', 'p', baseline_patches=n)
+            return bench.baseline_ref('base/x', src=self.repo)
+        finally:
+            paths.BASE = saved
+
+    def test_the_base_itself_by_default(self):
+        self.assertEqual(self.ref(0), 'base/x')
+
+    def test_the_base_with_its_fixes(self):
+        self.assertEqual(self.ref(1), self.commits[1])
+        self.assertEqual(self.ref(2), self.commits[2])
+
+    def test_more_fixes_than_patches_is_an_error(self):
+        with self.assertRaises(log.StepError):
+            self.ref(3)
+
+    def test_base_6_1_needs_its_build_fix(self):
+        from kmt import bases
+        self.assertEqual(bases.BASES['6.1'].baseline_patches, 1)
