@@ -36,6 +36,10 @@ class Base:
     # untagged (mainline's part 2): make bench then wants no such tag
     # store on either kernel, instead of seeing them on the baseline.
     untagged_stacks: bool = False
+    # The base's series leaves kernel stacks and page tables untagged
+    # (part 2): make bench wants no such tag store on the patched kernel.
+    # A series without part 2 yet (6.1) must show them as the baseline does.
+    series_untags: bool = True
     # make LLVM= for the clang cells: '1' (the host's clang, 14 on Debian
     # 12) or a version suffix ('-19': clang-19, ld.lld-19, ...) where the
     # base needs a newer LLVM than the host's default.
@@ -99,6 +103,7 @@ BASES = {b.name: b for b in [
          series_carries=(),
          # 6.1.120 to 6.1.192 do not build with KASAN HW_TAGS (patch 1).
          baseline_patches=1,
+         series_untags=False,
          dropped_cells=tuple((c, 'arm64 has no ARCH_SUPPORTS_RT before 6.12 and the source '
                               'package carries no RT patch: no PREEMPT_RT kernel')
                              for c in ('distro-rt', 'rt-refcount', 'vhe-distro-rt')),

@@ -474,7 +474,7 @@ def refcount_only(plan, plan_name, kernels, head, same,
     return result, table
 
 
-def untagged_checks(records, same, base_untagged=None):
+def untagged_checks(records, same, base_untagged=None, series_untags=None):
     """The series' promise, checked on the plugin's chains: with kasan on,
     the patched kernel stores no tag for a kernel stack or a page table.
     The baseline must show such tag stores in the benchmarks that create
@@ -484,9 +484,13 @@ def untagged_checks(records, same, base_untagged=None):
     kernels must store none. A 'reverted' kernel (Base.reverted_dir) must
     show them, and read TFSR_EL1 in a sync-mode system call: else its
     patches do not undo the base's own version. Returns [(name, problem
-    or None)], one per record checked."""
+    or None)], one per record checked. A series without part 2 yet
+    (series_untags false, default: Base.series_untags) is checked as the
+    baseline: its patched kernel must show those tag stores too."""
     if base_untagged is None:
         base_untagged = paths.BASE.untagged_stacks
+    if series_untags is None:
+        series_untags = paths.BASE.series_untags
     checks = []
     for r in records:
         if (r['kernel'] == REVERTED and r['metric'] == 'tfsr_reads_per_op'
@@ -499,18 +503,20 @@ def untagged_checks(records, same, base_untagged=None):
             continue
         b, k, mode, use, v = r['benchmark'], r['kernel'], r['kasan'], r['use'], r['value']
         name = '%s/%s/%s' % (b, mode, use)
-        want_zero = use in attrib.UNTAGGED and k != REVERTED and (
-            base_untagged or (k == 'patched' and not same))
+        untagging = k == 'patched' and not same and series_untags
+        want_zero = use in attrib.UNTAGGED and k != REVERTED and (base_untagged or untagging)
         if want_zero:
             checks.append((name + ('-untagged' if k == 'patched' else '-untagged-base'),
                            None if not v else
                            '%s kernel, kasan %s, %s: %s %s tag stores per op (want 0)'
                            % (k, mode, b, v, use)))
-        elif k == 'baseline' and EXPECT_BASELINE_USE.get(b) == use:
-            checks.append((name + '-attributed', None if v else
-                           'baseline kernel, kasan %s, %s: no %s tag stores attributed '
+        elif (k == 'baseline' or (k == 'patched' and not series_untags)) \
+                and EXPECT_BASELINE_USE.get(b) == use:
+            checks.append((name + ('-attributed' if k == 'baseline' else '-still-tagged'),
+                           None if v else
+                           '%s kernel, kasan %s, %s: no %s tag stores attributed '
                            '(the attribution rules no longer match this kernel)'
-                           % (mode, b, use)))
+                           % (k, mode, b, use)))
         if k == REVERTED and EXPECT_BASELINE_USE.get(b) == use:
             # The base with its own version undone must tag again what the
             # version stopped tagging, or the revert is not one.
@@ -520,9 +526,9 @@ def untagged_checks(records, same, base_untagged=None):
     return checks
 
 
-def untagged_problems(records, same, base_untagged=None):
+def untagged_problems(records, same, base_untagged=None, series_untags=None):
     """The failed untagged_checks, as problem strings."""
-    return [p for _, p in untagged_checks(records, same, base_untagged) if p]
+    return [p for _, p in untagged_checks(records, same, base_untagged, series_untags) if p]
 
 
 def _fmt_pct(new, old):

@@ -151,6 +151,22 @@ class UntaggedProblemsTest(unittest.TestCase):
         self.assertIn('reverted kernel, kasan sync, thread', problems[0])
         self.assertIn('TFSR_EL1', problems[1])
 
+    def test_a_series_without_part_2_must_still_tag(self):
+        # 6.1's series has no part 2 yet: the patched kernel tags stacks
+        # and page tables as the baseline does, and must be seen doing so.
+        recs = [self._rec('baseline', 'page_table', 4636), self._rec('patched', 'page_table', 3886)]
+        self.assertEqual(bench.untagged_problems(recs, same=False, base_untagged=False,
+                                                 series_untags=False), [])
+        names = [n for n, _ in bench.untagged_checks(recs, same=False, base_untagged=False,
+                                                       series_untags=False)]
+        self.assertEqual(names, ['fork64m/sync/page_table-attributed',
+                                 'fork64m/sync/page_table-still-tagged'])
+        recs[1]['value'] = 0
+        problems = bench.untagged_problems(recs, same=False, base_untagged=False,
+                                           series_untags=False)
+        self.assertEqual(len(problems), 1)
+        self.assertIn('patched kernel', problems[0])
+
     def test_kasan_off_is_not_checked(self):
         recs = [self._rec('baseline', 'stack', 0, b='thread', mode='off')]
         self.assertEqual(bench.untagged_problems(recs, same=False, base_untagged=False), [])
