@@ -36,8 +36,8 @@ import signal
 import subprocess
 import sys
 
-from . import (bench, build, compare, docs, identity, kunitpy, lava, lavarun, log, matrix, paths,
-               plan, plot, refbench, results, series, source, targets)
+from . import (bases, bench, build, compare, docs, identity, kunitpy, lava, lavarun, log, matrix,
+               paths, plan, plot, refbench, results, series, source, targets)
 
 
 def setup_host():
@@ -306,6 +306,14 @@ def cmd_signoff(args):
     return done()
 
 
+def bench_results_line(name):
+    """Where make bench wrote its results, under this base's results
+    directory (build/6.1/results/bench/ on BASE=6.1)."""
+    where = os.path.relpath(os.path.join(paths.RESULTS, 'bench', name), paths.REPO)
+    return 'Results: %s.json, %s.md%s' % (where, name,
+                                          ' and results.png' if name == 'results' else '')
+
+
 def cmd_bench(args):
     setup_host()
     plan_name = args.plan or ('quick' if args.quick else 'full')
@@ -313,8 +321,7 @@ def cmd_bench(args):
     name = bench.PLANS[plan_name].get('output', 'results')
     why = bench_plot() if name == 'results' else None
     print('\n' + table)
-    print('Results: build/results/bench/%s.json, %s.md%s' % (
-        name, name, ' and results.png' if name == 'results' else ''))
+    print(bench_results_line(name))
     for p in result['problems'] + ([why] if why else []):
         print('error: ' + p, file=sys.stderr)
     log.summary()
@@ -335,6 +342,14 @@ def cmd_compare(args):
     return done()
 
 
+def bench_marker(base_name=None):
+    """The docs section that make cover fills with make bench's table:
+    'bench' for the default base, 'bench-NAME' for another one (whose
+    figures must not replace the default base's)."""
+    base_name = base_name or paths.BASE_NAME
+    return 'bench' if base_name == bases.DEFAULT else 'bench-%s' % base_name
+
+
 def cmd_cover(args):
     if paths.BASE.cover_results == 'check':
         return write_check_cover()
@@ -349,7 +364,9 @@ def cmd_cover(args):
     out = source.write_cover_letter(os.path.join(paths.REPO, 'docs',
                                                  paths.BASE.cover_template), md)
     log.info('wrote %s' % os.path.relpath(out, paths.REPO))
-    replace_readme_section('bench', table)
+    replace_readme_section(bench_marker(), table)
+    if paths.BASE_NAME != bases.DEFAULT:
+        return done()
     # make bench PLAN=refcount's own table (part 3), when it ran.
     rc_json = os.path.join(paths.RESULTS, 'bench', 'refcount.json')
     if os.path.exists(rc_json):
@@ -586,7 +603,8 @@ def build_parser():
     p.add_argument('--quick', action='store_true',
                    default=os.environ.get('QUICK', '0') not in ('', '0'))
     p.add_argument('--plan', choices=sorted(bench.PLANS),
-                   help='full (default), quick (= --quick) or shapes (upstream sizes)')
+                   help='full (default), quick (= --quick), counts (full without '
+                        'wall-time pairs and part 3), shapes (upstream sizes) or refcount')
     return ap
 
 

@@ -93,14 +93,16 @@ BASES = {b.name: b for b in [
          # no history): 7.3 before them, as 6.12 as shipped behaves.
          reverted_dir='patches/7.3/mainline-reverted'),
     # Debian 12's own kernel and the base of android14-6.1: a build fix
-    # the base needs, then the series' parts as they are ported.
+    # the base needs, then the series' parts as they are ported (1 and 4,
+    # with the async kasan cases and the arm64_mte suite).
     Base('6.1', 'linux-source-6.1', patch_dir='patches/6.1',
          what='Linux 6.1 LTS as Debian 12 (bookworm) ships it: its own kernel',
          host_packages=('linux-source-6.1',),
          gone=(('CONFIG_ARM_PMUV3', 'the arm64 PMU driver is arch/arm64/kernel/perf_event.c, '
                 'built with CONFIG_HW_PERF_EVENTS'),
                ('CONFIG_CACHESTAT_SYSCALL', 'cachestat() came in 6.5')),
-         series_carries=(),
+         series_carries=('arm64-mte',),
+         cover_template='cover-letter-6.1.txt',
          # 6.1.120 to 6.1.192 do not build with KASAN HW_TAGS (patch 1).
          baseline_patches=1,
          series_untags=False,

@@ -41,6 +41,11 @@ REPEAT_PCT = 0.5
 PLANS = {
     'full': {'modes': MODES, 'pairs': 5, 'ratio_modes': ('sync',), 'bench': 'all',
              'refcount': True, 'phase_shift': PHASE_SHIFT_LOOPS},
+    # PLAN=counts: the exact counts of 'full' (every mode, every benchmark,
+    # the repeat boot) without its wall-time pairs and part 3's benchmark:
+    # what a base whose series has no refcount_t part quotes (6.1).
+    'counts': {'modes': MODES, 'pairs': 1, 'ratio_modes': ('sync',), 'bench': 'all',
+               'phase_shift': PHASE_SHIFT_LOOPS},
     'quick': {'modes': ('off', 'sync'), 'pairs': 1, 'ratio_modes': ('sync',),
               'bench': 'getpid=2000,getppid=2000,invalid_syscall=2000,ctxsw=500,'
                        'thread=50,fork64m=5'},

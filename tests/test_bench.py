@@ -51,6 +51,23 @@ class BenchParseTest(unittest.TestCase):
         self.assertIn('| getpid | sync | 0.900 | 0.800 | 1.000 | 0.950 | 3 |', table)
 
 
+class CountsPlanTest(unittest.TestCase):
+    """make bench PLAN=counts: every mode counted, then counted again after
+    the phase shift, so that the cover letter can quote what repeats."""
+
+    def test_every_mode_counted_and_repeated(self):
+        plan = bench.PLANS['counts']
+        self.assertEqual(tuple(plan['modes']), bench.MODES)
+        self.assertEqual(plan['phase_shift'], bench.PHASE_SHIFT_LOOPS)
+        self.assertEqual(plan['bench'], 'all')
+        self.assertFalse(plan.get('refcount'))
+        images = {'baseline': ('b/Image', 'i'), 'patched': ('p/Image', 'i')}
+        boots = bench.plan_boots('counts', images)
+        counted = {(k, m) for k, m, tag, _ in boots if tag == 'counts-icount'}
+        self.assertEqual(counted, {(k, m) for k in ('baseline', 'patched')
+                                   for m in bench.MODES})
+
+
 class RefcountOnlyPlanTest(unittest.TestCase):
     """make bench PLAN=refcount: part 3's benchmark alone."""
     PLAN = bench.PLANS['refcount']

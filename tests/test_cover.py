@@ -31,6 +31,32 @@ class CoverTablesTest(unittest.TestCase):
         self.assertNotIn('32407.2', out)
         self.assertIn('|---|---|---:|---|', out)
 
+    def test_another_base_fills_its_own_bench_section(self):
+        # BASE=6.1 make cover must not put 6.1's figures into the 6.12
+        # table of docs/benchmarks.md.
+        from kmt import bases, docs
+        from kmt.__main__ import bench_marker
+        self.assertEqual(bench_marker(bases.DEFAULT), 'bench')
+        self.assertEqual(bench_marker('6.1'), 'bench-6.1')
+        for name in ('bench', 'bench-6.1'):
+            self.assertIsNotNone(docs.read_section(name), name)
+
+    def test_bench_names_the_results_of_its_base(self):
+        import os
+        from kmt import paths
+        from kmt.__main__ import bench_results_line
+        line = bench_results_line('results')
+        where = os.path.relpath(os.path.join(paths.RESULTS, 'bench', 'results'), paths.REPO)
+        self.assertTrue(line.startswith('Results: %s.json' % where), line)
+        saved = paths.RESULTS
+        try:
+            paths.RESULTS = os.path.join(paths.BUILD, '6.1', 'results')
+            want = os.path.relpath(os.path.join(paths.BUILD, '6.1', 'results', 'bench',
+                                                'results.json'), paths.REPO)
+            self.assertIn(want, bench_results_line('results'))
+        finally:
+            paths.RESULTS = saved
+
     def test_no_tree_no_diffstat(self):
         import tempfile
         from kmt import source
