@@ -365,9 +365,13 @@ def commits_of(posting, tag, src=None):
 
 
 def _get_maintainer(patch_file, src, *extra):
+    # get_maintainer.pl lists maintainers of equal standing in Perl hash
+    # order, which perl randomizes per run: a fixed seed keeps the To/Cc
+    # of a written posting the same from one write to the next.
+    env = dict(os.environ, PERL_HASH_SEED='0')
     res = subprocess.run(['perl', 'scripts/get_maintainer.pl', '--no-git',
                           '--no-git-fallback'] + list(extra) + [patch_file],
-                         cwd=src or paths.SRC, stdout=subprocess.PIPE,
+                         cwd=src or paths.SRC, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     if res.returncode != 0:
         raise log.StepError('get_maintainer.pl %s failed:\n%s' % (patch_file, res.stdout))

@@ -132,7 +132,9 @@ def gate_maintainers(tag):
             res = subprocess.run(['perl', 'scripts/get_maintainer.pl', '--no-git',
                                   '--no-git-fallback', '--no-rolestats',
                                   os.path.join(paths.PATCHES, p)],
-                                 cwd=paths.SRC, stdout=subprocess.PIPE,
+                                 # the same order every run (postings.py)
+                                 cwd=paths.SRC, env=dict(os.environ, PERL_HASH_SEED='0'),
+                                 stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True)
             names = [l.strip() for l in res.stdout.splitlines() if '@' in l]
             out.write('%s:\n%s\n\n' % (p, '\n'.join('  Cc: ' + n for n in names)))

@@ -483,3 +483,29 @@ class ProofTableTest(unittest.TestCase):
                           if not l.startswith('| `strscpy`')],
                          [l.rsplit(' | ', 1)[0] for l in old.splitlines()
                           if not l.startswith('| `strscpy`')])
+
+
+class GetMaintainerOrderTest(unittest.TestCase):
+    """get_maintainer.pl lists maintainers of equal standing in Perl hash
+    order, which perl randomizes per run: the To: of the strscpy posting
+    flipped between two writes of the same patch. The script must run
+    with a fixed hash seed so that make postings writes the same mails."""
+
+    def test_runs_with_a_fixed_perl_hash_seed(self):
+        seen = {}
+
+        def fake_run(cmd, **kw):
+            seen['env'] = kw.get('env')
+            return subprocess.CompletedProcess(cmd, 0, stdout='A <a@x.org> (maintainer:X)\n')
+
+        real = subprocess.run
+        subprocess.run = fake_run
+        try:
+            found = postings._get_maintainer('p.patch', '/nonexistent')
+        finally:
+            subprocess.run = real
+        self.assertEqual(found, [('A <a@x.org>', 'maintainer:X)')])
+        env = seen['env']
+        self.assertIsNotNone(env, 'get_maintainer.pl runs with the caller\'s environment')
+        self.assertEqual(env.get('PERL_HASH_SEED'), '0')
+        self.assertEqual(env.get('PATH'), os.environ.get('PATH'))
