@@ -200,6 +200,7 @@ class PluginOutput:
         self.pcs = []           # the pc= addresses, in the order counted
         self.pc_regions = {}    # {region: [executions of each address]}
         self.pc_exit = None     # [executions of each address over the whole run]
+        self.profile = {}       # {region: {block pc: kernel instructions}} (profile=1)
 
 
 def _counts(fields):
@@ -223,7 +224,10 @@ def parse(lines):
             if '=' in tok:
                 k, v = tok.split('=', 1)
                 fields[k] = v
-        if m.group(1).startswith('pcs '):
+        if m.group(1).startswith('prof '):
+            out.profile.setdefault(int(fields['region']), {})[int(fields['pc'], 16)] = \
+                int(fields['insns'])
+        elif m.group(1).startswith('pcs '):
             counts = [int(c) for c in fields.get('counts', '').split(',') if c]
             if 'region' in fields:
                 out.pc_regions[int(fields['region'])] = counts
@@ -248,6 +252,29 @@ def parse(lines):
                         if k in fields}
             out.exit['counts'] = _counts(fields)
     return out
+
+
+def profile_by_function(out, symbols, regions=None):
+    """{function: kernel instructions} over the given regions (all if
+    None) of a profile=1 run: the flat profile that says where two runs'
+    counts part (a function's compiler suffixes dropped)."""
+    total = {}
+    for region, blocks in out.profile.items():
+        if regions is not None and region not in regions:
+            continue
+        for pc, insns in blocks.items():
+            name = symbols.name(pc)
+            total[name] = total.get(name, 0) + insns
+    return total
+
+
+def profile_diff(a, b, ops=1, top=20):
+    """Lines naming the functions whose instructions per operation differ
+    most between two profiles ({function: instructions})."""
+    names = sorted(set(a) | set(b), key=lambda n: (-abs(b.get(n, 0) - a.get(n, 0)), n))
+    return ['%-40s %12.1f %12.1f %+11.1f' % (n, a.get(n, 0) / ops, b.get(n, 0) / ops,
+                                             (b.get(n, 0) - a.get(n, 0)) / ops)
+            for n in names[:top]]
 
 
 def read_output(path, console_lines=()):

@@ -190,6 +190,22 @@ static uint64_t pc_start[MAX_PCS];
 #define TB_PAGE_SHIFT 12	/* QEMU's target page for these CPUs: 4 KiB */
 static int tb_pages;
 
+/*
+ * profile=1: a flat profile of the kernel inside regions. Every kernel
+ * translation block carries one of these; at a region's end, for each
+ * block start PC executed in it, the plugin prints the instructions
+ * executed there (the host side adds them up per function, System.map):
+ *   kmt-count prof region=1 pc=PC insns=N     (before its region line)
+ */
+static int profile;
+struct prof_tb {
+	uint64_t pc;
+	uint64_t n;		/* instructions in the block */
+	uint64_t insns;		/* executed inside the open region */
+	struct prof_tb *next;
+};
+static struct prof_tb *prof_list;	/* every block translated (lock) */
+
 static struct qemu_plugin_scoreboard *board;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t start[K_NCOUNT][2];
@@ -388,6 +404,48 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 		g_array_free(regs, TRUE);
 }
 
+static void emit_profile(unsigned long region)
+{
+	GHashTable *sum = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+	GHashTableIter it;
+	gpointer key, val;
+
+	for (struct prof_tb *p = prof_list; p; p = p->next) {
+		uint64_t *v;
+
+		if (!p->insns)
+			continue;
+		v = g_hash_table_lookup(sum, &p->pc);
+		if (!v) {
+			uint64_t *k = g_new(uint64_t, 1);
+
+			*k = p->pc;
+			v = g_new0(uint64_t, 1);
+			g_hash_table_insert(sum, k, v);
+		}
+		*v += p->insns;
+		p->insns = 0;
+	}
+	g_hash_table_iter_init(&it, sum);
+	while (g_hash_table_iter_next(&it, &key, &val)) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "kmt-count prof region=%lu pc=%" PRIx64 " insns=%" PRIu64 "\n",
+			 region, *(uint64_t *)key, *(uint64_t *)val);
+		qemu_plugin_outs(line);
+	}
+	g_hash_table_destroy(sum);
+}
+
+/* profile=1: one kernel block executed; udata is its struct prof_tb. */
+static void on_prof_exec(unsigned int vcpu, void *udata)
+{
+	struct prof_tb *p = udata;
+
+	if (open_region >= 0)
+		__atomic_add_fetch(&p->insns, p->n, __ATOMIC_RELAXED);
+}
+
 static void on_marker(unsigned int vcpu, void *udata)
 {
 	uint64_t now[K_NCOUNT][2], pc_now[MAX_PCS];
@@ -401,6 +459,8 @@ static void on_marker(unsigned int vcpu, void *udata)
 			nested_begins++;	/* restart: the last begin wins */
 		memcpy(start, now, sizeof(start));
 		memcpy(pc_start, pc_now, sizeof(pc_start));
+		for (struct prof_tb *p = prof_list; p; p = p->next)
+			p->insns = 0;
 		open_region = vcpu;
 		if (chains)
 			g_hash_table_remove_all(chains);
@@ -415,6 +475,8 @@ static void on_marker(unsigned int vcpu, void *udata)
 		regions++;
 		if (chains)
 			emit_chains(regions);
+		if (profile)
+			emit_profile(regions);
 		snprintf(head, sizeof(head), "region=%lu", regions);
 		emit_pcs(head, pc_now);
 		snprintf(head, sizeof(head), "region=%lu vcpu=%d end_vcpu=%u",
@@ -442,6 +504,18 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
+	if (profile && (qemu_plugin_tb_vaddr(tb) >> 55) & 1) {
+		struct prof_tb *p = g_new0(struct prof_tb, 1);
+
+		/* Lives as long as QEMU may run this translation. */
+		p->pc = qemu_plugin_tb_vaddr(tb);
+		p->n = n;
+		pthread_mutex_lock(&lock);
+		p->next = prof_list;
+		prof_list = p;
+		pthread_mutex_unlock(&lock);
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_prof_exec, QEMU_PLUGIN_CB_NO_REGS, p);
+	}
 	if (tb_pages)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS,
 						     (void *)(uintptr_t)qemu_plugin_tb_vaddr(tb));
@@ -527,6 +601,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			}
 		} else if (!strcmp(argv[a], "tbpages=1")) {
 			tb_pages = 1;
+		} else if (!strcmp(argv[a], "profile=1")) {
+			profile = 1;
 		} else if (!strncmp(argv[a], "pc=", 3)) {
 			if (n_pcs == MAX_PCS) {
 				fprintf(stderr, "kmt-count: at most %d pc= arguments\n", MAX_PCS);

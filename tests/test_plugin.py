@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import unittest
 
-from kmt import bench, log, paths, plugin
+from kmt import attrib, bench, log, paths, plugin
 
 FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
 
@@ -65,6 +65,37 @@ class ParseTest(unittest.TestCase):
                 f.write('\n'.join(_read('plugin-tagtest.counts')[:2]) + '\n')
             with self.assertRaisesRegex(log.StepError, 'no exit line'):
                 plugin.read_output(path)
+
+
+class ProfileTest(unittest.TestCase):
+    LINES = ['kmt-count version=1 api=3 vcpus=1 counters=insn chains=0 tbpages=0 pcs=',
+             'kmt-count prof region=1 pc=ffff800080010000 insns=30',
+             'kmt-count prof region=1 pc=ffff800080010010 insns=12',
+             'kmt-count prof region=1 pc=ffff800080020004 insns=7',
+             'kmt-count region=1 vcpu=0 end_vcpu=0 insn=5,49',
+             'kmt-count prof region=2 pc=ffff800080020000 insns=100',
+             'kmt-count region=2 vcpu=0 end_vcpu=0 insn=5,100']
+    SYMS = attrib.Symbols(['ffff800080010000 T unmap_page_range',
+                           'ffff800080020000 t memset.constprop.0'])
+
+    def test_parse(self):
+        out = plugin.parse(self.LINES)
+        self.assertEqual(out.profile, {1: {0xffff800080010000: 30, 0xffff800080010010: 12,
+                                           0xffff800080020004: 7},
+                                       2: {0xffff800080020000: 100}})
+        self.assertEqual([r['region'] for r in out.regions], [1, 2])
+
+    def test_by_function(self):
+        out = plugin.parse(self.LINES)
+        self.assertEqual(plugin.profile_by_function(out, self.SYMS),
+                         {'unmap_page_range': 42, 'memset': 107})
+        self.assertEqual(plugin.profile_by_function(out, self.SYMS, regions={1}),
+                         {'unmap_page_range': 42, 'memset': 7})
+
+    def test_diff_largest_first(self):
+        lines = plugin.profile_diff({'a': 100, 'b': 10}, {'a': 40, 'b': 12, 'c': 4}, ops=2)
+        self.assertEqual([l.split()[0] for l in lines], ['a', 'c', 'b'])
+        self.assertEqual(lines[0].split()[1:], ['50.0', '20.0', '-30.0'])
 
 
 class AttributionTest(unittest.TestCase):
