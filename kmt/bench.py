@@ -29,9 +29,11 @@ CHAIN_DEPTH = 24
 # shapes.json so that they do not replace the default run's).
 # The exact counts are deterministic for one kernel, but where the timer
 # interrupts (and the deferred work they start) fall relative to the
-# operations is set by everything the kernel executed before: two kernels
-# whose code differs anywhere, or one kernel after kmt-bench -s N spins
-# N loop iterations first, can count a benchmark differently although its
+# operations is set by everything the kernel executed before, and the
+# kernel's random numbers by its command line: two kernels whose code
+# differs anywhere, or one kernel after kmt-bench -s N spins N loop
+# iterations first (the argument is on the command line, so its random
+# numbers change too), can count a benchmark differently although its
 # path is the same. Each counted boot is repeated with this shift; a
 # per-operation count is quoted only where the two agree within
 # REPEAT_PCT percent, for both kernels.
@@ -428,6 +430,23 @@ def phase_record(b, kernel, mode, first, shifted, shift, logf):
             'repeats': spread <= REPEAT_PCT, 'log': logf}
 
 
+def repeats_cell(rp, base, patched):
+    """The repeats column: '-' without a shifted boot, 'no (moves N%)'
+    when a count moved more than REPEAT_PCT, else 'yes (N%)' with the
+    largest move, and 'change unresolved' where the change is smaller
+    than twice that move (the two boots of one kernel differ by nearly
+    as much as the two kernels)."""
+    if rp is None:
+        return '-'
+    ok, worst = rp
+    if not ok:
+        return 'no (moves %.1f%%)' % worst
+    change = abs(patched - base) * 100.0 / base if base else 0.0
+    if change and change < 2 * worst:
+        return 'yes (%.2f%%; change unresolved)' % worst
+    return 'yes (%.2f%%)' % worst
+
+
 def repeats(result, b, mode):
     """Whether benchmark b's count in mode repeats under a timer-phase
     shift for every kernel measured; None when the run made no shifted
@@ -569,9 +588,7 @@ def markdown_table(result):
                 b, m, base, pat, _fmt_pct(pat, base),
                 '%.1f' % off if off is not None else '-', closed)
             if shifted:
-                rp = repeats(result, b, m)
-                row += ' %s |' % ('-' if rp is None else 'yes' if rp[0] else
-                                  'no (moves %.1f%%)' % rp[1])
+                row += ' %s |' % repeats_cell(repeats(result, b, m), base, pat)
             lines.append(row)
     lines += plugin_table(result)
     lines += use_table(result)
@@ -597,8 +614,10 @@ def markdown_table(result):
     if shifted:
         lines += ['', 'repeats: the same kernels booted again with kmt-bench -s %d (that many '
                   'loop iterations before each benchmark, which moves where the timer '
-                  'interrupts fall) count within %.1f%% of the figures above; "no": '
-                  'not a measurement, the largest move given.'
+                  'interrupts fall, and, on the kernel command line, changes the '
+                  'kernel\'s random numbers) count within %.1f%% of the figures above, '
+                  'the largest move in brackets; "change unresolved": the change is '
+                  'smaller than twice that move; "no": not a measurement.'
                   % (PHASE_SHIFT_LOOPS, REPEAT_PCT)]
     lines += ['', 'Base %s, series %s%s.' % (result['base'], result['series_head'][:12],
                                              ' (empty series)' if result['series_empty'] else '')]

@@ -271,6 +271,8 @@ def profile_by_function(out, symbols, regions=None):
 def profile_diff(a, b, ops=1, top=20):
     """Lines naming the functions whose instructions per operation differ
     most between two profiles ({function: instructions})."""
+    if ops <= 0:
+        raise ValueError('profile_diff: ops must be positive, got %r' % ops)
     names = sorted(set(a) | set(b), key=lambda n: (-abs(b.get(n, 0) - a.get(n, 0)), n))
     return ['%-40s %12.1f %12.1f %+11.1f' % (n, a.get(n, 0) / ops, b.get(n, 0) / ops,
                                              (b.get(n, 0) - a.get(n, 0)) / ops)

@@ -142,8 +142,19 @@ class PhaseShiftTest(unittest.TestCase):
         self.assertGreater(worst, 9)
         self.assertIsNone(bench.repeats(res, 'fork64m', 'off'))
         table = bench.markdown_table(res)
-        self.assertIn('| getpid | off | 250.0 | 249.0 | -0.4% | 249.0 | - | yes |', table)
+        self.assertIn('| getpid | off | 250.0 | 249.0 | -0.4% | 249.0 | - | yes (0.00%) |',
+                      table)
         self.assertIn('no (moves 9.5%) |', table)
+
+    def test_repeats_cell(self):
+        self.assertEqual(bench.repeats_cell(None, 1.0, 1.0), '-')
+        self.assertEqual(bench.repeats_cell((False, 1.2), 100.0, 90.0), 'no (moves 1.2%)')
+        self.assertEqual(bench.repeats_cell((True, 0.1), 100.0, 90.0), 'yes (0.10%)')
+        # -0.5% against a 0.29% move: the kernels differ less than twice
+        # what one kernel's two boots do.
+        self.assertEqual(bench.repeats_cell((True, 0.29), 1000.0, 995.0),
+                         'yes (0.29%; change unresolved)')
+        self.assertEqual(bench.repeats_cell((True, 0.0), 100.0, 100.0), 'yes (0.00%)')
 
 
 class BaselineRefTest(unittest.TestCase):

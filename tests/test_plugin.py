@@ -96,6 +96,8 @@ class ProfileTest(unittest.TestCase):
         lines = plugin.profile_diff({'a': 100, 'b': 10}, {'a': 40, 'b': 12, 'c': 4}, ops=2)
         self.assertEqual([l.split()[0] for l in lines], ['a', 'c', 'b'])
         self.assertEqual(lines[0].split()[1:], ['50.0', '20.0', '-30.0'])
+        with self.assertRaises(ValueError):
+            plugin.profile_diff({'a': 1}, {'a': 2}, ops=0)
 
 
 class AttributionTest(unittest.TestCase):
