@@ -171,16 +171,18 @@ def build():
 MAX_PCS = 16     # pc= arguments the plugin takes
 
 
-def qemu_args(so, outfile, chains=0, tbpages=False, pcs=()):
+def qemu_args(so, outfile, chains=0, tbpages=False, pcs=(), profile=False):
     """QEMU options loading the plugin; its output goes to outfile. With
     chains=DEPTH it also records each kernel tag store's call chain; with
     tbpages, it counts translation blocks and page-crossing transitions;
     pcs: kernel addresses whose executions it counts (a function's
-    address: its calls)."""
+    address: its calls); profile: the kernel instructions per block start
+    inside each region (profile_by_function())."""
     if len(pcs) > MAX_PCS:
         raise log.StepError('the plugin counts at most %d addresses, %d asked for'
                             % (MAX_PCS, len(pcs)))
     arg = so + (',chains=%d' % chains if chains else '') + (',tbpages=1' if tbpages else '')
+    arg += ',profile=1' if profile else ''
     arg += ''.join(',pc=%x' % pc for pc in pcs)
     return ['-plugin', arg, '-d', 'plugin', '-D', outfile]
 
@@ -192,7 +194,7 @@ _LINE = re.compile(r'^kmt-count (.*)$')
 
 class PluginOutput:
     def __init__(self):
-        self.header = None      # {'version':, 'api':, 'vcpus':, 'counters': [...]}
+        self.header = None      # {'version':, 'api':, 'vcpus':, 'counters': [...], 'profile':}
         self.regions = []       # [{'region': n, 'vcpu':, 'end_vcpu':, 'counts': {...}}]
         self.exit = None        # {'regions': n, 'open':, ..., 'counts': {...}}
         self.chains = {}        # {region: [(class, count, [pc, ...])]} (chains=DEPTH)
@@ -240,7 +242,8 @@ def parse(lines):
         elif 'version' in fields:
             out.header = {'version': int(fields['version']), 'api': int(fields['api']),
                           'vcpus': int(fields['vcpus']),
-                          'counters': fields.get('counters', '').split(',')}
+                          'counters': fields.get('counters', '').split(','),
+                          'profile': int(fields.get('profile', 0))}
             out.pcs = [int(p, 16) for p in fields.get('pcs', '').split(',') if p]
         elif 'region' in fields:
             out.regions.append({'region': int(fields['region']), 'vcpu': int(fields['vcpu']),
@@ -248,7 +251,8 @@ def parse(lines):
                                 'counts': _counts(fields)})
         elif m.group(1).startswith('exit'):
             out.exit = {k: int(fields[k]) for k in ('regions', 'open', 'stray_ends',
-                                                     'nested_begins', 'chain_read_errors')
+                                                     'nested_begins', 'chain_read_errors',
+                                                     'prof_blocks')
                         if k in fields}
             out.exit['counts'] = _counts(fields)
     return out
@@ -406,9 +410,38 @@ def compare_calls(expect, out, symbols):
     return errors
 
 
+PROFILE_SLACK = 0.02    # profile=1 counts a block left early whole
+
+
+def compare_profile(out, slack=PROFILE_SLACK):
+    """Differences between each region's exact kernel instruction count
+    and the sum of its profile=1 lines: every block counted is counted
+    whole, so the sum is at least the exact count and at most slack
+    above it."""
+    errors = []
+    if not out.header or not out.header.get('profile'):
+        return ['the plugin did not run with profile=1 (header %r)' % (out.header,)]
+    if not out.exit.get('prof_blocks'):
+        errors.append('the plugin recorded no kernel block (exit prof_blocks=%r)'
+                      % out.exit.get('prof_blocks'))
+    for r in out.regions:
+        exact = r['counts'].get('insn', (0, 0))[1]
+        got = sum(out.profile.get(r['region'], {}).values())
+        if got < exact or got > exact * (1 + slack):
+            errors.append('region %d: profile sums to %d kernel instructions, the exact '
+                          'count is %d (at most %d%% more allowed)'
+                          % (r['region'], got, exact, round(slack * 100)))
+    extra = sorted(set(out.profile) - {r['region'] for r in out.regions})
+    if extra:
+        errors.append('profile lines for region(s) %s the plugin never closed'
+                      % ', '.join(map(str, extra)))
+    return errors
+
+
 def selftest(image, initrd, logdir, tag='selftest'):
     """Boot kmt-tagtest under the plugin (one vCPU, kasan=off) and compare
-    the counts with what it executed. Returns (errors, logfile)."""
+    the counts with what it executed, and the profile=1 sums with the
+    exact kernel counts. Returns (errors, logfile)."""
     so = build()
     logfile = os.path.join(logdir, 'plugin-%s.log' % tag)
     outfile = os.path.join(logdir, 'plugin-%s.counts' % tag)
@@ -422,7 +455,8 @@ def selftest(image, initrd, logdir, tag='selftest'):
                              machine='mte', kasan='off', cmdline=('kmt.tagtest=1',),
                              smp=1, icount=True, seed=1,
                              qemu_extra=tuple(qemu_args(so, outfile,
-                                                        pcs=[syms.address(s) for s in called])),
+                                                        pcs=[syms.address(s) for s in called],
+                                                        profile=True)),
                              timeout_s=SELFTEST_TIMEOUT_S, logfile=logfile)
     res = qemu.run(spec, echo=False)
     if res.failure:
@@ -436,4 +470,5 @@ def selftest(image, initrd, logdir, tag='selftest'):
     out = read_output(outfile, res.lines)
     errors = compare(expect, out.regions, others=calls)
     errors += compare_calls(calls, out, called)
+    errors += compare_profile(out)
     return errors, logfile

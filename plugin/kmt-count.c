@@ -199,16 +199,35 @@ static int tb_pages;
  * A block is counted whole when it is entered, so a block left early (an
  * exception, an I/O recompile under icount) counts a few instructions
  * too many: a profile locates where two runs part, it does not replace
- * the region's exact insn= count.
+ * the region's exact insn= count. A block translated again (after a
+ * flush, or shortened for an I/O access under icount) shares the record
+ * of its first translation of the same length, so the records are
+ * bounded by the kernel's distinct blocks, not by translations.
  */
 static int profile;
 struct prof_tb {
-	uint64_t pc;
+	uint64_t pc;		/* key: pc and n */
 	uint64_t n;		/* instructions in the block */
 	uint64_t insns;		/* executed inside the open region */
 	struct prof_tb *next;
 };
-static struct prof_tb *prof_list;	/* every block translated (lock) */
+static struct prof_tb *prof_list;	/* every distinct block (lock) */
+static GHashTable *prof_blocks;		/* the same, by pc and n (lock) */
+static unsigned long prof_records;
+
+static guint prof_hash(gconstpointer p)
+{
+	const struct prof_tb *b = p;
+
+	return g_int64_hash(&b->pc) ^ (guint)b->n;
+}
+
+static gboolean prof_equal(gconstpointer a, gconstpointer b)
+{
+	const struct prof_tb *x = a, *y = b;
+
+	return x->pc == y->pc && x->n == y->n;
+}
 
 static struct qemu_plugin_scoreboard *board;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -508,14 +527,19 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
 	if (profile && (qemu_plugin_tb_vaddr(tb) >> 55) & 1) {
-		struct prof_tb *p = g_new0(struct prof_tb, 1);
+		struct prof_tb key = { .pc = qemu_plugin_tb_vaddr(tb), .n = n }, *p;
 
-		/* Lives as long as QEMU may run this translation. */
-		p->pc = qemu_plugin_tb_vaddr(tb);
-		p->n = n;
 		pthread_mutex_lock(&lock);
-		p->next = prof_list;
-		prof_list = p;
+		p = g_hash_table_lookup(prof_blocks, &key);
+		if (!p) {
+			/* Never freed: QEMU may run any translation until exit. */
+			p = g_new0(struct prof_tb, 1);
+			*p = key;
+			p->next = prof_list;
+			prof_list = p;
+			g_hash_table_add(prof_blocks, p);
+			prof_records++;
+		}
 		pthread_mutex_unlock(&lock);
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_prof_exec, QEMU_PLUGIN_CB_NO_REGS, p);
 	}
@@ -569,8 +593,9 @@ static void on_plugin_exit(qemu_plugin_id_t id, void *udata)
 	snapshot_pcs(pc_total);
 	emit_pcs("exit", pc_total);
 	snprintf(head, sizeof(head),
-		 "exit regions=%lu open=%d stray_ends=%lu nested_begins=%lu chain_read_errors=%lu",
-		 regions, open_region >= 0, stray_ends, nested_begins, chain_read_errors);
+		 "exit regions=%lu open=%d stray_ends=%lu nested_begins=%lu chain_read_errors=%lu prof_blocks=%lu",
+		 regions, open_region >= 0, stray_ends, nested_begins, chain_read_errors,
+		 prof_records);
 	emit(head, total);
 	pthread_mutex_unlock(&lock);
 	qemu_plugin_scoreboard_free(board);
@@ -628,8 +653,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (int k = 0; k < K_NCOUNT && n < sizeof(buf); k++)
 		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", k ? "," : "", names[k]);
 	if (n < sizeof(buf))
-		n += snprintf(buf + n, sizeof(buf) - n, " chains=%d tbpages=%d pcs=",
-			      chain_depth, tb_pages);
+		n += snprintf(buf + n, sizeof(buf) - n, " chains=%d tbpages=%d profile=%d pcs=",
+			      chain_depth, tb_pages, profile);
 	for (int i = 0; i < n_pcs && n < sizeof(buf); i++)
 		n += snprintf(buf + n, sizeof(buf) - n, "%s%" PRIx64, i ? "," : "", pcs[i]);
 	if (n < sizeof(buf))
@@ -638,6 +663,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		chains = g_hash_table_new_full(chain_hash, chain_equal, g_free, NULL);
 		qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
 	}
+	if (profile)
+		prof_blocks = g_hash_table_new(prof_hash, prof_equal);
 	qemu_plugin_outs(buf);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	qemu_plugin_register_atexit_cb(id, on_plugin_exit, NULL);

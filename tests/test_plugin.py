@@ -92,6 +92,35 @@ class ProfileTest(unittest.TestCase):
         self.assertEqual(plugin.profile_by_function(out, self.SYMS, regions={1}),
                          {'unmap_page_range': 42, 'memset': 7})
 
+    def test_compare_profile(self):
+        head = 'kmt-count version=1 api=4 vcpus=1 counters=insn chains=0 tbpages=0 profile=1 pcs='
+        ex = 'kmt-count exit regions=2 open=0 stray_ends=0 nested_begins=0 ' \
+             'chain_read_errors=0 prof_blocks=3 insn=9,9'
+        out = plugin.parse([head] + self.LINES[1:] + [ex])
+        self.assertEqual(out.header['profile'], 1)
+        self.assertEqual(out.exit['prof_blocks'], 3)
+        self.assertEqual(plugin.compare_profile(out), [])
+        # A block's instructions lost (sum under the exact count), one
+        # counted more than 2% over, and lines of a region never closed.
+        lines = [head] + [l.replace('insns=30', 'insns=29').replace('insns=100', 'insns=103')
+                          for l in self.LINES[1:]]
+        lines += ['kmt-count prof region=3 pc=ffff800080020000 insns=1', ex]
+        errors = plugin.compare_profile(plugin.parse(lines))
+        self.assertEqual(len(errors), 3, errors)
+        self.assertIn('region 1: profile sums to 48 kernel instructions, the exact count is 49',
+                      errors[0])
+        self.assertIn('region 2: profile sums to 103', errors[1])
+        self.assertIn('region(s) 3', errors[2])
+        # Without profile=1 in the header (an old plugin or a missing
+        # argument) nothing is compared.
+        self.assertIn('did not run with profile=1',
+                      plugin.compare_profile(plugin.parse(self.LINES + [ex]))[0])
+
+    def test_qemu_args_profile(self):
+        args = plugin.qemu_args('k.so', 'o.counts', profile=True, pcs=[0x10])
+        self.assertEqual(args[1], 'k.so,profile=1,pc=10')
+        self.assertNotIn('profile', plugin.qemu_args('k.so', 'o.counts')[1])
+
     def test_diff_largest_first(self):
         lines = plugin.profile_diff({'a': 100, 'b': 10}, {'a': 40, 'b': 12, 'c': 4}, ops=2)
         self.assertEqual([l.split()[0] for l in lines], ['a', 'c', 'b'])
