@@ -85,16 +85,39 @@ def load_cited_commits(path):
     return cited
 
 
+_BACKPORT = re.compile(r'^commit ([0-9a-f]{40}) upstream\.$', re.M)
+# A long Subject: is folded over lines that start with white space.
+_SUBJECT = re.compile(r'^Subject: (?:\[[^]]*\] )?(.*(?:\n[ \t].*)*)$', re.M)
+# Upstream's tags, which a backport keeps as they are.
+_UPSTREAM_TAG_FINDINGS = ('WARNING: Reported-by: should be immediately followed by Closes:',)
+
+
+def backport_of(patch_text, cited):
+    """The id of the listed commit a stable-style backport names in its
+    'commit <id> upstream.' line, if its subject is that commit's."""
+    m = _BACKPORT.search(patch_text)
+    s = _SUBJECT.search(patch_text)
+    if m and s and cited.get(m.group(1)[:12]) == ' '.join(s.group(1).split()):
+        return m.group(1)
+    return None
+
+
 def unknown_ids_accounted(output, patch_text, cited):
     """checkpatch's findings minus its 'Unknown commit id' warnings for ids
-    listed in cited whose subject the patch quotes exactly as listed."""
+    listed in cited whose subject the patch quotes exactly as listed (or
+    whose backport the patch is), and, in such a backport, the findings on
+    the upstream tags it must keep (a Reported-by: without Closes:)."""
     left = []
     # A message may wrap the quoted subject over two lines.
     flat = ' '.join(patch_text.split())
+    backport = backport_of(patch_text, cited)
     for f in checkpatch_findings(output):
         m = _UNKNOWN_ID.match(f)
         subject = cited.get(m.group(1)[:12]) if m else None
         if subject and '%s ("%s")' % (m.group(1), subject) in flat:
+            continue
+        if backport and (m and m.group(1) == backport
+                         or f.startswith(_UPSTREAM_TAG_FINDINGS)):
             continue
         left.append(f)
     return left

@@ -119,6 +119,35 @@ class CitedCommits(unittest.TestCase):
         self.assertEqual(series.unknown_ids_accounted(out, text, self.CITED),
                          ['WARNING: Prefer a maximum 75 chars per line'])
 
+    # A stable-style backport: its first body line names the upstream
+    # commit, its subject is that commit's, its upstream tags are kept.
+    BACKPORT = ('Subject: [PATCH 14/15] hugetlb: arm64: add mte support\n\n'
+                'commit 25c17c4b55def92a01e3eecc9c775a6ee25ca20f upstream.\n\n'
+                '[ backport notes ]\n\nReported-by: A <a@example.org>\n'
+                'Signed-off-by: B <b@example.org>\n')
+    CLOSES = ('WARNING: Reported-by: should be immediately followed by Closes: '
+              'with a URL to the report\n')
+
+    def test_backport_of_a_listed_commit_is_accounted(self):
+        out = self.OUT.replace("'25c17c4b55de'", "'25c17c4b55def92a01e3eecc9c775a6ee25ca20f'")
+        self.assertEqual(series.unknown_ids_accounted(out + self.CLOSES, self.BACKPORT,
+                                                      self.CITED), [])
+        # git format-patch folds a long Subject: header.
+        folded = self.BACKPORT.replace('arm64: add', 'arm64:\n add', 1)
+        self.assertEqual(series.unknown_ids_accounted(out + self.CLOSES, folded,
+                                                      self.CITED), [])
+
+    def test_backport_line_needs_the_listed_subject_and_id(self):
+        out = self.OUT + self.CLOSES
+        other = self.BACKPORT.replace('hugetlb: arm64: add mte support',
+                                      'hugetlb: arm64: add MTE support')
+        self.assertEqual(len(series.unknown_ids_accounted(out, other, self.CITED)), 2)
+        self.assertEqual(len(series.unknown_ids_accounted(out, self.BACKPORT, {})), 2)
+        # Upstream's tags are only accounted in a backport.
+        plain = self.BACKPORT.replace('upstream.', 'is mentioned.')
+        self.assertEqual(series.unknown_ids_accounted(self.CLOSES, plain, self.CITED),
+                         [self.CLOSES.strip()])
+
     def test_every_base_list_is_well_formed(self):
         import os
         from kmt import bases, paths
