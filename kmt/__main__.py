@@ -162,7 +162,7 @@ def cmd_postings(args):
 
 def cmd_reverts(args):
     from . import reverts
-    entries = reverts.load()
+    entries = reverts.load() + reverts.load_mutations()
     if args.changes:
         entries = [e for e in entries if any(c in e.change or c == e.slug for c in args.changes)]
         if not entries:
@@ -174,7 +174,11 @@ def cmd_reverts(args):
                                                     if e.passes else ''))
         return 0
     if args.action == 'readme':
-        replace_readme_section('reverts-%s' % paths.BASE_NAME, reverts.markdown(reverts.load()))
+        table = reverts.markdown(reverts.load())
+        mutations = reverts.load_mutations()
+        if mutations:
+            table += '\n' + reverts.markdown_mutations(mutations)
+        replace_readme_section('reverts-%s' % paths.BASE_NAME, table)
         return 0
     setup_host()
     source.ensure_base()

@@ -61,6 +61,45 @@ class Revert:
         return '%s [%s]' % (self.change, self.cell)
 
 
+_MKEYS = {'name', 'tests', 'cell', 'file', 'find', 'replace', 'fails', 'passes', 'why'}
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A test added by the series with nothing to revert (a guard of
+    behaviour that must not change) is shown able to fail by breaking that
+    behaviour on purpose: `find`, which must occur once in `file` of the
+    series tip, replaced by `replace`."""
+    name: str                   # the behaviour broken, in words
+    tests: str                  # subject of the series commit whose cases it shows
+    cell: str
+    file: str                   # a path of the kernel tree
+    find: str
+    replace: str
+    fails: Tuple[str, ...]
+    passes: Tuple[str, ...] = ()
+    why: str = ''
+
+    @property
+    def change(self):
+        return 'mutation: ' + self.name
+
+    @property
+    def slug(self):
+        return ('mutate-' + re.sub(r'[^a-z0-9]+', '-', self.name.lower()).strip('-')[:53]
+                + '-' + self.cell)
+
+    @property
+    def key(self):
+        return '%s [%s]' % (self.change, self.cell)
+
+    @property
+    def digest(self):
+        import hashlib
+        return hashlib.sha1('\0'.join((self.file, self.find, self.replace)).encode()
+                            ).hexdigest()[:16]
+
+
 def reverts_file(patch_dir=None):
     return os.path.join(patch_dir or paths.PATCHES, 'reverts.toml')
 
@@ -115,6 +154,58 @@ def load(path=None, subjects=None, cells=None):
         out.append(e)
     if not out:
         raise log.StepError('%s lists no [[revert]]' % os.path.basename(path))
+    return out
+
+
+def _check_cases(where, cell, cases):
+    for t in cases:
+        if '/' not in t:
+            raise log.StepError('%s: %s is not SUITE/CASE' % (where, t))
+        if t.split('/', 1)[0] not in cell.suites:
+            raise log.StepError('%s: cell %s does not run suite %s'
+                                % (where, cell.name, t.split('/', 1)[0]))
+
+
+def load_mutations(path=None, subjects=None, cells=None):
+    """The [[mutation]] entries of reverts.toml (none is fine); StepError
+    naming the entry on an unknown key, a missing field, a test commit
+    that is not in the series, a cell that does not run the cases, a
+    replacement equal to what it replaces, or a second entry of the same
+    name and cell."""
+    from .postings import read_toml
+    path = path or reverts_file()
+    data = read_toml(path, 'lists no reverts')
+    subjects = series_subjects() if subjects is None else subjects
+    if cells is None:
+        from . import postproof
+        cells = postproof.find_cell
+    out = []
+    for i, d in enumerate(data.get('mutation', ())):
+        where = '%s, mutation %d (%s)' % (os.path.basename(path), i + 1,
+                                          d.get('name', 'no name'))
+        unknown = set(d) - _MKEYS
+        if unknown:
+            raise log.StepError('%s: unknown keys %s' % (where, ', '.join(sorted(unknown))))
+        missing = [k for k in ('name', 'tests', 'cell', 'file', 'find', 'replace', 'fails')
+                   if not d.get(k) and not (k == 'replace' and d.get(k) == '')]
+        if missing:
+            raise log.StepError('%s: needs %s' % (where, ', '.join(missing)))
+        if d['tests'] not in subjects:
+            raise log.StepError('%s: no patch of the series has the subject "%s"'
+                                % (where, d['tests']))
+        if d['find'] == d['replace']:
+            raise log.StepError('%s: replace is the same as find' % where)
+        cell = cells(d['cell'])
+        _check_cases(where, cell, list(d['fails']) + list(d.get('passes', ())))
+        e = Mutation(name=d['name'], tests=d['tests'], cell=d['cell'], file=d['file'],
+                     find=d['find'], replace=d['replace'], fails=tuple(d['fails']),
+                     passes=tuple(d.get('passes', ())), why=d.get('why', ''))
+        if any(o.key == e.key for o in out):
+            raise log.StepError('%s: a second mutation of this name and cell' % where)
+        if set(e.fails) & set(e.passes):
+            raise log.StepError('%s: %s both fails and passes' % (
+                where, ', '.join(sorted(set(e.fails) & set(e.passes)))))
+        out.append(e)
     return out
 
 
@@ -181,6 +272,36 @@ def revert_branch(entry, tip):
     return branch
 
 
+def mutation_branch(entry, tip):
+    """mutate/SLUG: tip with entry's one replacement committed, made in a
+    worktree so that the tree's checkout stays. The text to replace must
+    occur exactly once in the file: anything else is an error, never a
+    skip."""
+    branch = 'mutate/' + entry.slug
+    with tempfile.TemporaryDirectory() as tmp:
+        wt = os.path.join(tmp, 'wt')
+        source.git(['worktree', 'add', '-q', '--detach', wt, tip])
+        try:
+            path = os.path.join(wt, entry.file)
+            if not os.path.isfile(path):
+                raise log.StepError('mutation "%s": %s is not a file of %s'
+                                    % (entry.name, entry.file, tip))
+            with open(path) as f:
+                text = f.read()
+            n = text.count(entry.find)
+            if n != 1:
+                raise log.StepError('mutation "%s": the text to replace occurs %d times in '
+                                    '%s at %s, not once' % (entry.name, n, entry.file, tip))
+            with open(path, 'w') as f:
+                f.write(text.replace(entry.find, entry.replace))
+            source.git(['commit', '-q', '-a', '-m', entry.change], cwd=wt,
+                       env=source._GIT_ENV)
+            source.git(['branch', '-f', branch, 'HEAD'], cwd=wt)
+        finally:
+            source.git(['worktree', 'remove', '--force', wt], check=False)
+    return branch
+
+
 REVERT_SRC = os.path.join(paths.BASE_BUILD, 'revert-linux')
 
 
@@ -215,7 +336,8 @@ def run_one(entry, tip, base_rec):
     itself booted in the same cell with the same suites)."""
     cases = entry.fails + entry.passes
     cell = cell_for(entry, cases)
-    branch = revert_branch(entry, tip)
+    mutation = isinstance(entry, Mutation)
+    branch = mutation_branch(entry, tip) if mutation else revert_branch(entry, tip)
     head = source.git(['rev-parse', branch]).stdout.strip()
     rec = boot(cell, head, entry.slug)
     base = statuses(base_rec)
@@ -227,6 +349,7 @@ def run_one(entry, tip, base_rec):
         log.info('  ' + l)
     wanted = set(cases)
     return {'change': entry.change, 'cell': entry.cell, 'fails': list(entry.fails),
+            'kind': 'mutation' if mutation else 'revert',
             'passes': list(entry.passes), 'branch': branch, 'head': head,
             'ok': ok, 'lines': lines, 'log': rec['log'], 'baseline_log': base_rec['log'],
             'tests': {'%s/%s' % (t['suite'], t['name']): {'status': _st(t['status']),
@@ -281,7 +404,7 @@ def run_all(entries):
     tip = source.git(['rev-parse', source.BRANCH]).stdout.strip()
     stamp = current_stamp()
     old = [r for r in load_results().get('reverts', [])
-           if r.get('stamp') == stamp]
+           if r.get('stamp', '').split(':')[0] == stamp]
     done = []
     bad = 0
     base_recs = {}
@@ -294,12 +417,13 @@ def run_all(entries):
                                 for t in x.fails + x.passes])
             log.info('the series itself in cell %s (the baseline)' % e.cell)
             base_recs[e.cell] = boot(cell, tip, 'series-' + e.cell)
-        log.info('[%d/%d] without "%s" (cell %s): expect %s to fail'
-                 % (i + 1, len(order), e.change, e.cell, ', '.join(e.fails)))
+        log.info('[%d/%d] %s "%s" (cell %s): expect %s to fail'
+                 % (i + 1, len(order), 'with' if isinstance(e, Mutation) else 'without',
+                    e.change, e.cell, ', '.join(e.fails)))
         rec = run_one(e, tip, base_recs[e.cell])
-        rec.update(series_head=tip, stamp=stamp, key=e.key)
+        rec.update(series_head=tip, stamp=entry_stamp(e, stamp), key=e.key)
         bad += not rec['ok']
-        log.info('%s: %s' % (e.key, 'every listed case fails without it' if rec['ok']
+        log.info('%s: %s' % (e.key, 'every listed case fails' if rec['ok']
                              else 'NOT SHOWN (above: why)'))
         done.append(rec)
         keys = {d['key'] for d in done}
@@ -307,6 +431,44 @@ def run_all(entries):
                                          'reverts': [r for r in old if r.get('key') not in keys]
                                          + done})
     return 1 if bad else 0
+
+
+def entry_stamp(entry, stamp):
+    """The stamp a record of entry must carry to be current: the series'
+    (current_stamp()), and for a mutation also its replacement's."""
+    return stamp + ':' + entry.digest if isinstance(entry, Mutation) else stamp
+
+
+def markdown_mutations(entries, stamp=None):
+    """The table of the mutations: what each breaks, the commit whose
+    cases it shows able to fail, those cases as last run."""
+    stamp = stamp or current_stamp()
+    res = {r.get('key'): r for r in load_results().get('reverts', [])}
+    rows = ['| behaviour broken on purpose (file) | cases of | cell | cases that must fail '
+            'with it | seen |', '|---|---|---|---|---|']
+    for e in entries:
+        r = res.get(e.key)
+        seen = _seen(e, r, entry_stamp(e, stamp))
+        rows.append('| %s (`%s`) | %s | %s | %s | %s |' % (
+            e.name, e.file, e.tests, e.cell,
+            ', '.join(t.split('/', 1)[1] for t in e.fails), seen))
+    return '\n'.join(rows) + '\n'
+
+
+def _seen(e, r, stamp):
+    if r is None:
+        return 'not run yet'
+    if (r.get('stamp') != stamp or tuple(r.get('fails', ())) != e.fails
+            or tuple(r.get('passes', ())) != e.passes):
+        return 'stale (another series or other cases): run make reverts'
+    got = lambda t: r['tests'].get(t, {}).get('status', 'missing').upper()
+    seen = '<br>'.join('%s %s' % (t.split('/', 1)[1], got(t)) for t in e.fails)
+    if e.passes:
+        seen += '<br>(still pass: %s)' % ', '.join(
+            '%s %s' % (t.split('/', 1)[1], got(t)) for t in e.passes)
+    if not r['ok']:
+        seen += '<br>**not shown**'
+    return seen
 
 
 def markdown(entries, stamp=None):
@@ -317,20 +479,7 @@ def markdown(entries, stamp=None):
     rows = ['| change reverted | cell | cases that must fail without it | seen |',
             '|---|---|---|---|']
     for e in entries:
-        r = res.get(e.key)
-        if r is None:
-            seen = 'not run yet'
-        elif (r.get('stamp') != stamp or tuple(r.get('fails', ())) != e.fails
-              or tuple(r.get('passes', ())) != e.passes):
-            seen = 'stale (another series or other cases): run make reverts'
-        else:
-            got = lambda t: r['tests'].get(t, {}).get('status', 'missing').upper()
-            seen = '<br>'.join('%s %s' % (t.split('/', 1)[1], got(t)) for t in e.fails)
-            if e.passes:
-                seen += '<br>(still pass: %s)' % ', '.join(
-                    '%s %s' % (t.split('/', 1)[1], got(t)) for t in e.passes)
-            if not r['ok']:
-                seen += '<br>**not shown**'
+        seen = _seen(e, res.get(e.key), stamp)
         rows.append('| %s | %s | %s | %s |' % (e.change, e.cell,
                                                 ', '.join(t.split('/', 1)[1] for t in e.fails),
                                                 seen))

@@ -5,23 +5,38 @@ from types import SimpleNamespace
 
 from kmt import log, paths, reverts
 
-SUBJECTS = ['mm: skip KASAN tagging of page table pages', 'fork: skip KASAN tagging of kernel thread stacks']
+SUBJECTS = ['mm: skip KASAN tagging of page table pages', 'fork: skip KASAN tagging of kernel thread stacks',
+            'locking/refcount: Add a KUnit suite for the refcount_t semantics']
 
 
 def cell(name):
-    cells = {'sync': ('kasan', 'mte'), 'distro': ('arm64-mte', 'mte')}
+    cells = {'sync': ('kasan', 'mte'), 'distro': ('arm64-mte', 'mte'),
+             'refcount-lse': ('refcount',)}
     if name not in cells:
         raise log.StepError('no cell %s' % name)
     return SimpleNamespace(name=name, suites=cells[name])
 
 
-def load_toml(text):
+def load_toml(text, loader=reverts.load):
     with tempfile.NamedTemporaryFile('w', suffix='.toml', delete=False) as f:
         f.write(text)
     try:
-        return reverts.load(f.name, subjects=SUBJECTS, cells=cell)
+        return loader(f.name, subjects=SUBJECTS, cells=cell)
     finally:
         os.unlink(f.name)
+
+
+MUTATION = ONE_M = '''
+[[mutation]]
+name = "refcount_dec() does not report a decrement to 0"
+tests = "locking/refcount: Add a KUnit suite for the refcount_t semantics"
+cell = "refcount-lse"
+file = "include/linux/refcount.h"
+find = "if (unlikely(old <= 1))"
+replace = "if (unlikely(old < 1))"
+fails = ["refcount/refcount_test_dec"]
+why = "a decrement to 0 neither saturates nor WARNs"
+'''
 
 
 ONE = '''
@@ -78,11 +93,110 @@ class LoadTest(unittest.TestCase):
     def test_empty(self):
         self.assertRefused('# nothing\n', 'lists no [[revert]]')
 
+    def test_the_real_file_mutations(self):
+        for m in reverts.load_mutations():
+            self.assertTrue(m.why, m.name)
+            self.assertIn(m.tests, reverts.series_subjects())
+
     def test_the_real_file(self):
         entries = reverts.load()
         self.assertGreaterEqual(len(entries), 4)
         for e in entries:
             self.assertTrue(e.why, e.change)
+
+
+class MutationLoadTest(unittest.TestCase):
+    def load(self, text):
+        return load_toml(ONE + text, loader=reverts.load_mutations)
+
+    def test_one(self):
+        (m,) = self.load(MUTATION)
+        self.assertEqual(m.change, 'mutation: refcount_dec() does not report a decrement to 0')
+        self.assertEqual(m.slug, 'mutate-refcount-dec-does-not-report-a-decrement-to-0-'
+                                 'refcount-lse')
+        self.assertEqual(m.fails, ('refcount/refcount_test_dec',))
+        self.assertEqual(load_toml(ONE, loader=reverts.load_mutations), [])
+
+    def refused(self, text, words):
+        with self.assertRaises(log.StepError) as cm:
+            self.load(text)
+        self.assertIn(words, str(cm.exception))
+
+    def test_refused(self):
+        self.refused(MUTATION + 'more = 1\n', 'unknown keys more')
+        self.refused(MUTATION.replace('fails = ["refcount/refcount_test_dec"]', ''),
+                     'needs fails')
+        self.refused(MUTATION.replace('Add a KUnit suite', 'Add a suite'),
+                     'no patch of the series has the subject')
+        self.refused(MUTATION.replace('"if (unlikely(old < 1))"', '"if (unlikely(old <= 1))"'),
+                     'replace is the same as find')
+        self.refused(MUTATION.replace('refcount/refcount_test_dec', 'kasan/x'),
+                     'cell refcount-lse does not run suite kasan')
+        self.refused(MUTATION + MUTATION, 'a second mutation of this name and cell')
+
+    def test_stamp_carries_the_replacement(self):
+        (m,) = self.load(MUTATION)
+        (m2,) = self.load(MUTATION.replace('old < 1', 'old < 0'))
+        self.assertTrue(reverts.entry_stamp(m, 's').startswith('s:'))
+        self.assertNotEqual(reverts.entry_stamp(m, 's'), reverts.entry_stamp(m2, 's'))
+
+    def test_table_not_run_then_seen_then_stale(self):
+        (m,) = self.load(MUTATION)
+        saved = reverts.RESULT_FILE
+        with tempfile.TemporaryDirectory() as d:
+            reverts.RESULT_FILE = os.path.join(d, 'reverts.json')
+            try:
+                self.assertIn('| not run yet |', reverts.markdown_mutations([m], stamp='s1'))
+                from kmt import results
+                rec = {'key': m.key, 'ok': True, 'stamp': reverts.entry_stamp(m, 's1'),
+                       'fails': list(m.fails), 'passes': [],
+                       'tests': {'refcount/refcount_test_dec': {'status': 'fail'}}}
+                results.write_json(reverts.RESULT_FILE, {'reverts': [rec]})
+                self.assertIn('| refcount_test_dec FAIL |',
+                              reverts.markdown_mutations([m], stamp='s1'))
+                (m2,) = self.load(MUTATION.replace('old < 1', 'old < 0'))
+                self.assertIn('stale', reverts.markdown_mutations([m2], stamp='s1'))
+            finally:
+                reverts.RESULT_FILE = saved
+
+
+class MutationBranchTest(unittest.TestCase):
+    """mutation_branch() on a small repository standing in for the tree."""
+    def setUp(self):
+        import subprocess
+        self.d = tempfile.TemporaryDirectory()
+        self.saved = paths.SRC
+        paths.SRC = self.d.name
+        os.makedirs(os.path.join(self.d.name, 'include'))
+        with open(os.path.join(self.d.name, 'include', 'r.h'), 'w') as f:
+            f.write('a\nif (unlikely(old <= 1))\nb\n')
+        env = dict(os.environ, GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@t',
+                   GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@t')
+        for c in (['init', '-q'], ['add', '.'], ['commit', '-q', '-m', 'tip']):
+            subprocess.run(['git'] + c, cwd=self.d.name, env=env, check=True)
+
+    def tearDown(self):
+        paths.SRC = self.saved
+        self.d.cleanup()
+
+    def mutation(self, **kw):
+        (m,) = load_toml(ONE + MUTATION, loader=reverts.load_mutations)
+        from dataclasses import replace
+        return replace(m, **dict({'file': 'include/r.h'}, **kw))
+
+    def test_branch_holds_the_replacement_and_the_checkout_stays(self):
+        from kmt import source
+        branch = reverts.mutation_branch(self.mutation(), 'HEAD')
+        self.assertEqual(source.git(['show', branch + ':include/r.h']).stdout,
+                         'a\nif (unlikely(old < 1))\nb\n')
+        with open(os.path.join(self.d.name, 'include', 'r.h')) as f:
+            self.assertIn('old <= 1', f.read())
+
+    def test_text_not_found_once_is_an_error(self):
+        with self.assertRaisesRegex(log.StepError, 'occurs 0 times'):
+            reverts.mutation_branch(self.mutation(find='old <= 2'), 'HEAD')
+        with self.assertRaisesRegex(log.StepError, 'not a file'):
+            reverts.mutation_branch(self.mutation(file='include/none.h'), 'HEAD')
 
 
 class VerdictTest(unittest.TestCase):
