@@ -82,6 +82,8 @@ def load_cited_commits(path):
             raise log.StepError('%s:%d: expected "ID SUBJECT # where it was checked"'
                                 % (path, n))
         cited[cid[:12]] = subject.strip()
+        if len(cid) == 40:
+            cited[cid] = subject.strip()     # a backport must name it in full
     return cited
 
 
@@ -92,14 +94,40 @@ _SUBJECT = re.compile(r'^Subject: (?:\[[^]]*\] )?(.*(?:\n[ \t].*)*)$', re.M)
 _UPSTREAM_TAG_FINDINGS = ('WARNING: Reported-by: should be immediately followed by Closes:',)
 
 
+_FROM = re.compile(r'^From: (.+)$', re.M)
+
+
+def _message(patch_text):
+    """The commit message lines of a patch (after the headers, before ---)."""
+    body = patch_text.split('\n\n', 1)[1] if '\n\n' in patch_text else ''
+    return body.split('\n---\n', 1)[0].split('\n')
+
+
 def backport_of(patch_text, cited):
     """The id of the listed commit a stable-style backport names in its
-    'commit <id> upstream.' line, if its subject is that commit's."""
+    'commit <id> upstream.' line: the full id listed, the patch's subject
+    that commit's, and its author the upstream one (From: has a sign-off,
+    and someone else signs off after it). None for anything else."""
     m = _BACKPORT.search(patch_text)
     s = _SUBJECT.search(patch_text)
-    if m and s and cited.get(m.group(1)[:12]) == ' '.join(s.group(1).split()):
-        return m.group(1)
-    return None
+    a = _FROM.search(patch_text)
+    if not (m and s and a) or cited.get(m.group(1)) != ' '.join(s.group(1).split()):
+        return None
+    sobs = [l[len('Signed-off-by: '):].strip() for l in _message(patch_text)
+            if l.startswith('Signed-off-by: ')]
+    author = a.group(1).strip()
+    if author not in sobs or sobs[-1] == author:
+        return None
+    return m.group(1)
+
+
+def _upstream_reports_only(patch_text):
+    """Every Reported-by: of a backport's message sits above the last
+    upstream sign-off (the one before the sender's): upstream's tags."""
+    lines = _message(patch_text)
+    sobs = [i for i, l in enumerate(lines) if l.startswith('Signed-off-by: ')]
+    reps = [i for i, l in enumerate(lines) if l.startswith('Reported-by: ')]
+    return len(sobs) >= 2 and all(i < sobs[-2] for i in reps)
 
 
 def unknown_ids_accounted(output, patch_text, cited):
@@ -116,8 +144,10 @@ def unknown_ids_accounted(output, patch_text, cited):
         subject = cited.get(m.group(1)[:12]) if m else None
         if subject and '%s ("%s")' % (m.group(1), subject) in flat:
             continue
-        if backport and (m and m.group(1) == backport
-                         or f.startswith(_UPSTREAM_TAG_FINDINGS)):
+        if backport and m and m.group(1) == backport:
+            continue
+        if backport and f.startswith(_UPSTREAM_TAG_FINDINGS) and \
+                _upstream_reports_only(patch_text):
             continue
         left.append(f)
     return left
@@ -128,11 +158,18 @@ def gate_checkpatch(tag):
     cited = load_cited_commits(os.path.join(paths.PATCHES, 'cited-commits.txt'))
     for p in source.read_series():
         path = os.path.join(paths.PATCHES, p)
+        # checkpatch runs scripts/spdxcheck.py with the first python3 on
+        # PATH; the system's has python3-ply (setup-host.sh), a private
+        # interpreter earlier on PATH may not.
+        env = dict(os.environ, PATH=os.pathsep.join(['/usr/bin', os.environ.get('PATH', '')]))
         res = subprocess.run(['perl', 'scripts/checkpatch.pl', '--strict', '-q', path],
-                             cwd=paths.SRC, stdout=subprocess.PIPE,
+                             cwd=paths.SRC, stdout=subprocess.PIPE, env=env,
                              stderr=subprocess.STDOUT, text=True)
         with open(path) as f:
             found = unknown_ids_accounted(res.stdout, f.read(), cited)
+        # A helper that crashed checked nothing (spdxcheck.py without ply).
+        found += ['checkpatch helper crashed: ' + l for l in res.stdout.splitlines()
+                  if l.startswith('Traceback')][:1]
         # checkpatch exits non-zero for any finding: once the accounted
         # ones are left out, what remains decides; a non-zero exit without
         # any finding (perl died) fails.

@@ -13,7 +13,8 @@ set -euo pipefail
 HOST_PKGS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-source-6.12
 	   flex bison bc libssl-dev libelf-dev cpio xz-utils kmod ccache
 	   python3 python3-matplotlib git make rsync sparse
-	   python3-sphinx python3-sphinx-rtd-theme)
+	   python3-sphinx python3-sphinx-rtd-theme
+	   python3-ply python3-git)	# checkpatch: scripts/spdxcheck.py
 # The QEMU plugin (plugin/kmt-count.c) builds against glib's headers.
 HOST_PKGS+=(libglib2.0-dev pkg-config)
 # The clang cell of make check builds the kernel with LLVM=1 (clang 14).

@@ -121,31 +121,70 @@ class CitedCommits(unittest.TestCase):
 
     # A stable-style backport: its first body line names the upstream
     # commit, its subject is that commit's, its upstream tags are kept.
-    BACKPORT = ('Subject: [PATCH 14/15] hugetlb: arm64: add mte support\n\n'
+    FULL = '25c17c4b55def92a01e3eecc9c775a6ee25ca20f'
+    BACKPORT = ('From: Up Author <up@example.org>\n'
+                'Subject: [PATCH 14/15] hugetlb: arm64: add mte support\n\n'
                 'commit 25c17c4b55def92a01e3eecc9c775a6ee25ca20f upstream.\n\n'
                 '[ backport notes ]\n\nReported-by: A <a@example.org>\n'
-                'Signed-off-by: B <b@example.org>\n')
+                'Signed-off-by: Up Author <up@example.org>\n'
+                'Signed-off-by: Maintainer <m@example.org>\n'
+                'Signed-off-by: Sender <s@example.org>\n---\n')
     CLOSES = ('WARNING: Reported-by: should be immediately followed by Closes: '
               'with a URL to the report\n')
 
+    def cited_full(self):
+        return dict(self.CITED, **{self.FULL: self.CITED['25c17c4b55de']})
+
     def test_backport_of_a_listed_commit_is_accounted(self):
         out = self.OUT.replace("'25c17c4b55de'", "'25c17c4b55def92a01e3eecc9c775a6ee25ca20f'")
+        self.CITED = self.cited_full()
         self.assertEqual(series.unknown_ids_accounted(out + self.CLOSES, self.BACKPORT,
                                                       self.CITED), [])
         # git format-patch folds a long Subject: header.
         folded = self.BACKPORT.replace('arm64: add', 'arm64:\n add', 1)
         self.assertEqual(series.unknown_ids_accounted(out + self.CLOSES, folded,
-                                                      self.CITED), [])
+                                                      self.cited_full()), [])
+
+    def test_backport_needs_the_full_listed_id(self):
+        # Listed by its short id only, or another commit with the same
+        # first 12 digits: not the backport of a listed commit.
+        other = self.BACKPORT.replace(self.FULL, '25c17c4b55de' + 'f' * 28)
+        out = "WARNING: Unknown commit id '%s', maybe rebased or not pulled?\n" % (
+            '25c17c4b55de' + 'f' * 28)
+        self.assertEqual(len(series.unknown_ids_accounted(out, other, self.cited_full())), 1)
+        self.assertIsNone(series.backport_of(self.BACKPORT, self.CITED))
+
+    def test_backport_keeps_the_upstream_author(self):
+        # The series' own From: on a 'commit ... upstream.' patch, or the
+        # author's sign-off last (nobody else took it): not a backport.
+        ours = self.BACKPORT.replace('From: Up Author', 'From: Sender').replace(
+            '<up@example.org>\nSubject', '<s@example.org>\nSubject')
+        self.assertIsNone(series.backport_of(ours, self.cited_full()))
+        alone = self.BACKPORT.replace('Signed-off-by: Maintainer <m@example.org>\n'
+                                      'Signed-off-by: Sender <s@example.org>\n', '')
+        self.assertIsNone(series.backport_of(alone, self.cited_full()))
+        self.assertEqual(series.backport_of(self.BACKPORT, self.cited_full()), self.FULL)
+
+    def test_sender_added_reported_by_is_not_excused(self):
+        added = self.BACKPORT.replace('Signed-off-by: Sender',
+                                      'Reported-by: C <c@example.org>\nSigned-off-by: Sender')
+        self.assertEqual(series.unknown_ids_accounted(self.CLOSES, added, self.cited_full()),
+                         [self.CLOSES.strip()])
+
+    def test_other_unknown_id_in_a_backport_still_fails(self):
+        out = "WARNING: Unknown commit id '0123456789ab', maybe rebased or not pulled?\n"
+        self.assertEqual(len(series.unknown_ids_accounted(out, self.BACKPORT,
+                                                          self.cited_full())), 1)
 
     def test_backport_line_needs_the_listed_subject_and_id(self):
         out = self.OUT + self.CLOSES
         other = self.BACKPORT.replace('hugetlb: arm64: add mte support',
                                       'hugetlb: arm64: add MTE support')
-        self.assertEqual(len(series.unknown_ids_accounted(out, other, self.CITED)), 2)
+        self.assertEqual(len(series.unknown_ids_accounted(out, other, self.cited_full())), 2)
         self.assertEqual(len(series.unknown_ids_accounted(out, self.BACKPORT, {})), 2)
         # Upstream's tags are only accounted in a backport.
         plain = self.BACKPORT.replace('upstream.', 'is mentioned.')
-        self.assertEqual(series.unknown_ids_accounted(self.CLOSES, plain, self.CITED),
+        self.assertEqual(series.unknown_ids_accounted(self.CLOSES, plain, self.cited_full()),
                          [self.CLOSES.strip()])
 
     def test_every_base_list_is_well_formed(self):
