@@ -114,11 +114,9 @@ def series_subjects(patch_dir=None):
     return out
 
 
-def load(path=None, subjects=None, cells=None):
-    """The entries of reverts.toml; StepError naming the entry on anything
-    malformed: an unknown key, no test to fail, a change that is not a
-    subject of the series, a cell that does not exist or does not run the
-    test's suite."""
+def _read(path, subjects, cells):
+    """reverts.toml's path and data, the series' subjects and the cell
+    lookup, each the real one unless given (tests give their own)."""
     from .postings import read_toml
     path = path or reverts_file()
     data = read_toml(path, 'lists no reverts')
@@ -126,32 +124,48 @@ def load(path=None, subjects=None, cells=None):
     if cells is None:
         from . import postproof
         cells = postproof.find_cell
-    out = []
-    for i, d in enumerate(data.get('revert', ())):
-        where = '%s, revert %d (%s)' % (os.path.basename(path), i + 1,
-                                        d.get('change', 'no change'))
-        unknown = set(d) - _KEYS
+    return path, data, subjects, cells
+
+
+def _tables(path, data, table, title, keys):
+    """(where, entry) for each [[table]] of reverts.toml, where naming it
+    for errors; StepError on a key not in keys."""
+    for i, d in enumerate(data.get(table, ())):
+        where = '%s, %s %d (%s)' % (os.path.basename(path), table, i + 1,
+                                    d.get(title, 'no ' + title))
+        unknown = set(d) - keys
         if unknown:
             raise log.StepError('%s: unknown keys %s' % (where, ', '.join(sorted(unknown))))
+        yield where, d
+
+
+def _add(out, e, where, what):
+    """Append entry e to out, refusing a second one of the same key and
+    a case listed both to fail and to pass."""
+    if any(o.key == e.key for o in out):
+        raise log.StepError('%s: a second %s' % (where, what))
+    if set(e.fails) & set(e.passes):
+        raise log.StepError('%s: %s both fails and passes' % (
+            where, ', '.join(sorted(set(e.fails) & set(e.passes)))))
+    out.append(e)
+
+
+def load(path=None, subjects=None, cells=None):
+    """The entries of reverts.toml; StepError naming the entry on anything
+    malformed: an unknown key, no test to fail, a change that is not a
+    subject of the series, a cell that does not exist or does not run the
+    test's suite."""
+    path, data, subjects, cells = _read(path, subjects, cells)
+    out = []
+    for where, d in _tables(path, data, 'revert', 'change', _KEYS):
         if not d.get('change') or not d.get('cell') or not d.get('fails'):
             raise log.StepError('%s: needs change, cell and fails' % where)
         if d['change'] not in subjects:
             raise log.StepError('%s: no patch of the series has this subject' % where)
-        cell = cells(d['cell'])
-        for t in list(d['fails']) + list(d.get('passes', ())):
-            if '/' not in t:
-                raise log.StepError('%s: %s is not SUITE/CASE' % (where, t))
-            if t.split('/', 1)[0] not in cell.suites:
-                raise log.StepError('%s: cell %s does not run suite %s'
-                                    % (where, cell.name, t.split('/', 1)[0]))
+        _check_cases(where, cells(d['cell']), list(d['fails']) + list(d.get('passes', ())))
         e = Revert(change=d['change'], cell=d['cell'], fails=tuple(d['fails']),
                    passes=tuple(d.get('passes', ())), why=d.get('why', ''))
-        if any(o.key == e.key for o in out):
-            raise log.StepError('%s: a second entry for this change and cell' % where)
-        if set(e.fails) & set(e.passes):
-            raise log.StepError('%s: %s both fails and passes' % (
-                where, ', '.join(sorted(set(e.fails) & set(e.passes)))))
-        out.append(e)
+        _add(out, e, where, 'entry for this change and cell')
     if not out:
         raise log.StepError('%s lists no [[revert]]' % os.path.basename(path))
     return out
@@ -172,20 +186,9 @@ def load_mutations(path=None, subjects=None, cells=None):
     that is not in the series, a cell that does not run the cases, a
     replacement equal to what it replaces, or a second entry of the same
     name and cell."""
-    from .postings import read_toml
-    path = path or reverts_file()
-    data = read_toml(path, 'lists no reverts')
-    subjects = series_subjects() if subjects is None else subjects
-    if cells is None:
-        from . import postproof
-        cells = postproof.find_cell
+    path, data, subjects, cells = _read(path, subjects, cells)
     out = []
-    for i, d in enumerate(data.get('mutation', ())):
-        where = '%s, mutation %d (%s)' % (os.path.basename(path), i + 1,
-                                          d.get('name', 'no name'))
-        unknown = set(d) - _MKEYS
-        if unknown:
-            raise log.StepError('%s: unknown keys %s' % (where, ', '.join(sorted(unknown))))
+    for where, d in _tables(path, data, 'mutation', 'name', _MKEYS):
         missing = [k for k in ('name', 'tests', 'cell', 'file', 'find', 'replace', 'fails')
                    if not d.get(k) and not (k == 'replace' and d.get(k) == '')]
         if missing:
@@ -200,12 +203,7 @@ def load_mutations(path=None, subjects=None, cells=None):
         e = Mutation(name=d['name'], tests=d['tests'], cell=d['cell'], file=d['file'],
                      find=d['find'], replace=d['replace'], fails=tuple(d['fails']),
                      passes=tuple(d.get('passes', ())), why=d.get('why', ''))
-        if any(o.key == e.key for o in out):
-            raise log.StepError('%s: a second mutation of this name and cell' % where)
-        if set(e.fails) & set(e.passes):
-            raise log.StepError('%s: %s both fails and passes' % (
-                where, ', '.join(sorted(set(e.fails) & set(e.passes)))))
-        out.append(e)
+        _add(out, e, where, 'mutation of this name and cell')
     return out
 
 
