@@ -232,11 +232,13 @@ def verdict(entry, tests, problems, baseline=None):
     for t in entry.fails:
         st = status.get(t)
         if st == 'fail':
-            lines.append('%s fails without it, as it must' % t)
+            lines.append('%s fails %s, as it must' % (
+                t, 'with the mutation' if isinstance(entry, Mutation) else 'without it'))
         else:
             ok = False
-            lines.append('%s %s without the change: it cannot see it' % (
-                t, 'is missing' if st is None else 'is %s' % st.upper()))
+            lines.append('%s %s %s: it cannot see it' % (
+                t, 'is missing' if st is None else 'is %s' % st.upper(),
+                'with the mutation' if isinstance(entry, Mutation) else 'without the change'))
     for t in entry.passes:
         st = status.get(t)
         if st != 'pass':
