@@ -151,6 +151,32 @@ def unknown_ids_accounted(output, patch_text, cited):
     return left
 
 
+_CITED_ID = re.compile(r'(?<![0-9A-Za-z])[0-9a-f]{12,40}(?![0-9A-Za-z])')
+
+
+def uncited_ids(patch_text, cited):
+    """Commit ids the message cites that are not listed in cited with the
+    subject the message quotes for them. checkpatch looks up only ids
+    written as 'commit <id>' or in a Fixes: tag; one cited as 'mainline
+    made it as <id> ("subject")' would otherwise go unchecked. An id is a
+    run of 12 to 40 hex digits with a letter in it (a count is not), not
+    in a URL (a Message-Id in a Link: is not), in the message only."""
+    flat = ' '.join(' '.join(_message(patch_text)).split())
+    backport = backport_of(patch_text, cited)
+    left = []
+    for line in _message(patch_text):
+        if '://' in line:
+            continue
+        for m in _CITED_ID.finditer(line):
+            cid = m.group(0)
+            if not re.search('[a-f]', cid) or cid == backport or cid in left:
+                continue
+            subject = cited.get(cid) or cited.get(cid[:12])
+            if not subject or '%s ("%s")' % (cid, subject) not in flat:
+                left.append(cid)
+    return left
+
+
 def gate_checkpatch(tag):
     tests = []
     cited = load_cited_commits(os.path.join(paths.PATCHES, 'cited-commits.txt'))
@@ -164,7 +190,10 @@ def gate_checkpatch(tag):
                              cwd=paths.SRC, stdout=subprocess.PIPE, env=env,
                              stderr=subprocess.STDOUT, text=True)
         with open(path) as f:
-            found = unknown_ids_accounted(res.stdout, f.read(), cited)
+            text = f.read()
+        found = unknown_ids_accounted(res.stdout, text, cited)
+        found += ['commit id %s is not in cited-commits.txt with the subject the message '
+                  'quotes' % i for i in uncited_ids(text, cited)]
         # A helper that crashed checked nothing (spdxcheck.py without ply).
         found += ['checkpatch helper crashed: ' + l for l in res.stdout.splitlines()
                   if l.startswith('Traceback')][:1]

@@ -187,6 +187,23 @@ class CitedCommits(unittest.TestCase):
         self.assertEqual(series.unknown_ids_accounted(self.CLOSES, plain, self.cited_full()),
                          [self.CLOSES.strip()])
 
+    # checkpatch only looks up ids written as 'commit <id>' or in a
+    # Fixes: tag; an id cited any other way must be listed all the same.
+    def test_id_cited_without_commit_must_be_listed(self):
+        text = ('Subject: [PATCH] x\n\nThe same change went into mainline as '
+                '25c17c4b55de ("hugetlb: arm64: add mte support").\n---\n')
+        self.assertEqual(series.uncited_ids(text, self.CITED), [])
+        self.assertEqual(series.uncited_ids(text, {}), ['25c17c4b55de'])
+        wrong = text.replace('add mte', 'add MTE')
+        self.assertEqual(series.uncited_ids(wrong, self.CITED), ['25c17c4b55de'])
+
+    def test_ids_in_links_numbers_and_the_diff_are_not_citations(self):
+        text = ('Subject: [PATCH] x\n\n0x0123456789abcdef is a mask; 123456789012345 '
+                'instructions.\n\nLink: https://lore.kernel.org/r/'
+                '7ad5e5a9db79e3aba08d8f43aca24350b04080f6.1680114854.git.a@b\n---\n'
+                ' deadbeefcafe0123 in the diff\nbase-commit: 25c17c4b55deffffffff\n')
+        self.assertEqual(series.uncited_ids(text, {}), [])
+
     def test_every_base_list_is_well_formed(self):
         import os
         from kmt import bases, paths
