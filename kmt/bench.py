@@ -54,6 +54,15 @@ PLANS = {
     'shapes': {'modes': ('off', 'sync'), 'pairs': 9, 'ratio_modes': ('sync',),
                'bench': 'thread2000_child=5,fork2g=10', 'machine': 'mte-4g',
                'output': 'shapes'},
+    # PLAN=gki: the exact counts on the GKI-shaped kernel (clang-19,
+    # ThinLTO, kCFI, shadow call stacks, modules: targets.CONFIGS
+    # 'lean-gki') booted with the options Android products boot it with,
+    # stack traces off and page_alloc tagging sampled, as the gki-sampled
+    # cell does: what a phone's kernel pays per operation.
+    'gki': {'modes': MODES, 'pairs': 0, 'ratio_modes': (), 'bench': 'all',
+            'phase_shift': PHASE_SHIFT_LOOPS, 'config': 'lean-gki',
+            'cmdline': ('kasan.stacktrace=off', 'kasan.page_alloc.sample=10'),
+            'output': 'gki'},
     # PLAN=refcount: part 3's benchmark alone (refbench.PLANS['idle']: more
     # interleaved pairs), for wall-time ratios from an otherwise idle host.
     'refcount': {'refcount_only': 'idle', 'output': 'refcount'},
@@ -104,9 +113,10 @@ def parse_bench(lines):
     return out
 
 
-def build_kernels(apply):
+def build_kernels(apply, config='lean'):
     """Build the baseline (base tag) and the patched kernel (series, or the
-    tree as checked out with apply=False); returns {kernel: (image, initrd)}."""
+    tree as checked out with apply=False) with targets.CONFIGS[config];
+    returns {kernel: (image, initrd)}."""
     tag = source.ensure_base()
     if apply:
         source.apply_series(tag=tag)
@@ -119,17 +129,17 @@ def build_kernels(apply):
     kernels = {}
     baseline = baseline_ref(tag)
     with source.checked_out(baseline) as head:
-        kernels['baseline'] = build.build_all('lean', tree='base')
+        kernels['baseline'] = build.build_all(config, tree='base')
     same = source.tree_is_base(baseline)
     # An empty series has none of the series' test options to configure.
-    kernels['patched'] = build.build_all('lean', tree='series', series_tests=not same)
+    kernels['patched'] = build.build_all(config, tree='series', series_tests=not same)
     # One userspace for both kernels: the initramfs (kselftests built in
     # another O= directory differ in a few bytes) is unpacked at boot, and
     # a different amount of work there shifts where timer ticks land in the
     # measured loops. Only the kernel may differ between A and B.
     kernels['baseline'] = (kernels['baseline'][0], kernels['patched'][1])
     if paths.BASE.reverted_dir and not same:
-        kernels[REVERTED] = (build_reverted(tag), kernels['patched'][1])
+        kernels[REVERTED] = (build_reverted(tag, config), kernels['patched'][1])
     return kernels, head, same
 
 
@@ -151,18 +161,20 @@ def baseline_ref(tag, src=None):
     return commits[n - 1]
 
 
-def build_reverted(tag):
-    """The lean kernel of the base with Base.reverted_dir applied (git am
-    on a throw-away branch from the base tag); returns its Image."""
+def build_reverted(tag, config='lean'):
+    """The kernel (config, default lean) of the base with Base.reverted_dir
+    applied (git am on a throw-away branch from the base tag); returns its
+    Image."""
     pdir = os.path.join(paths.REPO, paths.BASE.reverted_dir)
     patches = source.read_series(pdir)
-    cfg = targets.CONFIGS['lean']
-    out = build.out_dir('lean', REVERTED)
-    logfile = os.path.join(paths.LOGS, 'build-%s-lean.log' % REVERTED)
+    cfg = targets.CONFIGS[config]
+    out = build.out_dir(config, REVERTED)
+    logfile = os.path.join(paths.LOGS, 'build-%s-%s.log' % (REVERTED, config))
     with source.checked_out(tag, branch=REVERTED_BRANCH):
         source.am_or_abort([os.path.join(pdir, p) for p in patches], 'the base')
-        with log.phase('build lean kernel, %s reverted (%s), log %s'
-                       % (paths.BASE_NAME, ', '.join(patches), os.path.relpath(logfile))):
+        with log.phase('build %s kernel, %s reverted (%s), log %s'
+                       % (config, paths.BASE_NAME, ', '.join(patches),
+                          os.path.relpath(logfile))):
             return build.build_kernel(cfg, paths.SRC, out, logfile, tree='base')
 
 
@@ -172,11 +184,12 @@ def counted_kernels(kernels):
 
 
 def boot_spec(kernel, image, initrd, mode, bench, icount, tag, time_only=False,
-              machine=MACHINE, logfile=''):
+              machine=MACHINE, logfile='', cmdline=()):
     """The description of one benchmark boot (the local run and the LAVA
     export both render it). time_only: the guest reads no PMU (wall-time
     boots, and plugin boots, which must see no perf_event system call
-    inside the marked regions)."""
+    inside the marked regions). cmdline: kernel options beyond the
+    benchmark's (a plan's 'cmdline')."""
     if not icount or time_only:
         bench = '-t,' + bench if bench != 'all' else '-t'
     # A fixed -seed fixes the guest's random numbers (the DTB's rng-seed and
@@ -184,15 +197,17 @@ def boot_spec(kernel, image, initrd, mode, bench, icount, tag, time_only=False,
     # through hashing and allocation on every boot.
     return bootspec.BootSpec(name='bench-%s-%s-%s' % (kernel, mode, tag), image=image,
                              initrd=initrd, machine=machine, kasan=mode,
-                             cmdline=('kmt.bench=' + bench,), smp=1, icount=icount,
+                             cmdline=('kmt.bench=' + bench,) + tuple(cmdline), smp=1,
+                             icount=icount,
                              seed=SEED, timeout_s=BOOT_TIMEOUT_S, logfile=logfile)
 
 
-def built_images():
-    """{kernel: (image, initrd)} of the two lean kernels make bench built
-    (one initramfs for both, the patched tree's, as the local run uses)."""
-    initrd = os.path.join(build.out_dir('lean', 'series'), 'initramfs.cpio.gz')
-    return {k: (os.path.join(build.out_dir('lean', tree), 'arch', paths.ARCH, 'boot', 'Image'),
+def built_images(config='lean'):
+    """{kernel: (image, initrd)} of the two kernels (config, default lean)
+    make bench built (one initramfs for both, the patched tree's, as the
+    local run uses)."""
+    initrd = os.path.join(build.out_dir(config, 'series'), 'initramfs.cpio.gz')
+    return {k: (os.path.join(build.out_dir(config, tree), 'arch', paths.ARCH, 'boot', 'Image'),
                 initrd)
             for k, tree in (('baseline', 'base'), ('patched', 'series'))}
 
@@ -203,30 +218,34 @@ def plan_boots(plan_name, images):
     initrd)}."""
     plan = PLANS[plan_name]
     machine = plan.get('machine', MACHINE)
+    cmdline = plan.get('cmdline', ())
     prefix = '' if plan_name in ('full', 'quick') else plan_name + '-'
     out = []
     for mode in plan['modes']:
         for k in KERNELS:
             out.append((k, mode, prefix + 'icount', boot_spec(
                 k, *images[k], mode, plan['bench'], True, prefix + 'icount',
-                machine=machine)))
+                machine=machine, cmdline=cmdline)))
     for mode in plan['ratio_modes']:
         for i in range(plan['pairs']):
             for k in KERNELS:
                 tag = '%stime%d' % (prefix, i)
                 out.append((k, mode, tag, boot_spec(k, *images[k], mode, plan['bench'],
-                                                    False, tag, machine=machine)))
+                                                    False, tag, machine=machine,
+                                                    cmdline=cmdline)))
     return out
 
 
-def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machine=MACHINE):
+def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machine=MACHINE,
+          cmdline=()):
     """One benchmark boot. With plugin_so: the kmt-count plugin loaded and
     the guest in time-only mode (no perf_event system calls inside the
     marked regions); returns the plugin's output as a third value."""
     logfile = os.path.join(paths.LOGS, 'bench', '%s-%s-%s.log' % (kernel, mode, tag))
     counts = logfile[:-len('.log')] + '.counts'
     spec = boot_spec(kernel, image, initrd, mode, bench, icount, tag,
-                     time_only=bool(plugin_so), machine=machine, logfile=logfile)
+                     time_only=bool(plugin_so), machine=machine, logfile=logfile,
+                     cmdline=cmdline)
     if plugin_so:
         if os.path.exists(counts):
             os.unlink(counts)
@@ -289,8 +308,9 @@ def run(quick=False, apply=True, plan_name=None):
     plan = PLANS[plan_name]
     quick = plan_name == 'quick'
     machine = plan.get('machine', MACHINE)
+    cmdline = plan.get('cmdline', ())
     prefix = '' if plan_name in ('full', 'quick') else plan_name + '-'
-    kernels, head, same = build_kernels(apply)
+    kernels, head, same = build_kernels(apply, plan.get('config', 'lean'))
     if plan.get('refcount_only'):
         return refcount_only(plan, plan_name, kernels, head, same)
     records = []
@@ -299,7 +319,7 @@ def run(quick=False, apply=True, plan_name=None):
         for k in counted_kernels(kernels):
             with log.phase('instruction counts: %s kernel, kasan %s' % (k, mode)):
                 res, logf = _boot(k, *kernels[k], mode, plan['bench'], True, prefix + 'icount',
-                                  machine=machine)
+                                  machine=machine, cmdline=cmdline)
             insn[(k, mode)] = res
             for b, v in res.items():
                 records.append({'benchmark': b, 'metric': 'insn_per_op', 'kernel': k,
@@ -325,7 +345,8 @@ def run(quick=False, apply=True, plan_name=None):
         for k in counted_kernels(kernels):
             with log.phase('plugin counts: %s kernel, kasan %s' % (k, mode)):
                 res, logf, out = _boot(k, *kernels[k], mode, plan['bench'], True,
-                                       prefix + 'plugin', plugin_so=so, machine=machine)
+                                       prefix + 'plugin', plugin_so=so, machine=machine,
+                                       cmdline=cmdline)
                 if out and k not in symbols:
                     symbols[k] = attrib.Symbols.load(bootspec.system_map(kernels[k][0]))
                 recs = plugin_records(k, mode, res, out, logf, symbols.get(k)) if out else []
@@ -358,7 +379,8 @@ def run(quick=False, apply=True, plan_name=None):
             for i in range(plan['pairs']):
                 for k in KERNELS:
                     res, _ = _boot(k, *kernels[k], mode, plan['bench'], False,
-                                   '%stime%d' % (prefix, i), machine=machine)
+                                   '%stime%d' % (prefix, i), machine=machine,
+                                   cmdline=cmdline)
                     times[k].append(res)
                 log.info('   pair %d of %d done' % (i + 1, plan['pairs']))
         for b in times['baseline'][0]:
@@ -382,6 +404,8 @@ def run(quick=False, apply=True, plan_name=None):
             problems.append('refcount benchmark: %s' % e)
     result = dict(provenance(head, same, plan_name), **{
         'machine': machine,
+        'config': plan.get('config', 'lean'),
+        'cmdline': list(cmdline),
         'plugin_selftest': selftest,
         'records': records,
         'problems': problems,
@@ -412,7 +436,7 @@ def phase_records(plan, prefix, kernels, insn, machine):
             with log.phase('instruction counts, timer phase shifted (-s %d): %s kernel, kasan %s'
                            % (shift, k, mode)):
                 res, logf = _boot(k, *kernels[k], mode, bench, True, prefix + 'icount-shift',
-                                  machine=machine)
+                                  machine=machine, cmdline=plan.get('cmdline', ()))
             for b, v in res.items():
                 first = insn.get((k, mode), {}).get(b)
                 if not first:

@@ -250,7 +250,7 @@ def export_bench(plan_name, out_dir, url_base=None, device_type='qemu', firmware
     local run's order (baseline and patched interleaved). Returns the
     files written."""
     from . import bench, paths
-    images = bench.built_images()
+    images = bench.built_images(bench.PLANS[plan_name].get('config', 'lean'))
 
     def url(p):
         if url_base:

@@ -259,7 +259,8 @@ def run_bench(boot, plan_name='quick'):
     """One exported benchmark boot (by name, e.g. bench-patched-sync-icount)
     through lava-run here, read back as a lab's would be (where: this host):
     (records, checks, path)."""
-    boots = {s.name: s for _, _, _, s in bench.plan_boots(plan_name, bench.built_images())}
+    images = bench.built_images(bench.PLANS[plan_name].get('config', 'lean'))
+    boots = {s.name: s for _, _, _, s in bench.plan_boots(plan_name, images)}
     if boot not in boots:
         raise log.StepError('no boot %s in make bench\'s %s plan (%s)'
                             % (boot, plan_name, ', '.join(boots)))

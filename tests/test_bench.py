@@ -4,8 +4,9 @@ import json
 import os
 import tempfile
 import unittest
+from unittest import mock
 
-from kmt import bench, log
+from kmt import bench, log, targets
 
 BLOCK = """KMT-BEGIN bench
 TAP version 13
@@ -66,6 +67,43 @@ class CountsPlanTest(unittest.TestCase):
         counted = {(k, m) for k, m, tag, _ in boots if tag == 'counts-icount'}
         self.assertEqual(counted, {(k, m) for k in ('baseline', 'patched')
                                    for m in bench.MODES})
+
+
+class GkiPlanTest(unittest.TestCase):
+    """make bench PLAN=gki: the counts of the GKI-shaped kernel, booted as
+    Android products boot it (issue: the figures a phone pays)."""
+
+    def test_plan_builds_lean_gki_and_boots_with_androids_options(self):
+        plan = bench.PLANS['gki']
+        self.assertEqual(plan['config'], 'lean-gki')
+        self.assertIn('lean-gki', targets.CONFIGS)
+        images = bench.built_images('lean-gki')
+        self.assertTrue(all('lean-gki' in images[k][0] for k in images))
+        self.assertEqual(images['baseline'][1], images['patched'][1])
+        boots = bench.plan_boots('gki', images)
+        self.assertEqual({(k, m) for k, m, _, _ in boots},
+                         {(k, m) for k in ('baseline', 'patched') for m in bench.MODES})
+        for _, _, tag, spec in boots:
+            self.assertEqual(tag, 'gki-icount')
+            self.assertIn('kasan.stacktrace=off', spec.cmdline)
+            self.assertIn('kasan.page_alloc.sample=10', spec.cmdline)
+            self.assertEqual(spec.cmdline[0], 'kmt.bench=all')
+        # The other plans boot the benchmark's own option only.
+        for _, _, _, spec in bench.plan_boots('counts', images):
+            self.assertEqual(len(spec.cmdline), 1)
+            self.assertTrue(spec.cmdline[0].startswith('kmt.bench='))
+
+    def test_run_builds_the_plans_config(self):
+        seen = []
+
+        def fake_build(apply, config='lean'):
+            seen.append(config)
+            raise RuntimeError('stop here')
+        with mock.patch.object(bench, 'build_kernels', fake_build):
+            for name in ('gki', 'counts'):
+                with self.assertRaises(RuntimeError):
+                    bench.run(plan_name=name)
+        self.assertEqual(seen, ['lean-gki', 'lean'])
 
 
 class RefcountOnlyPlanTest(unittest.TestCase):
