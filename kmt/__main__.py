@@ -40,10 +40,12 @@ from . import (bases, bench, build, compare, docs, identity, kunitpy, lava, lava
                paths, plan, plot, refbench, results, series, source, targets)
 
 
-def setup_host():
+def setup_host(extra=()):
+    """The host packages every command needs, the base's, and extra."""
     with log.phase('host packages'):
         log.run(['bash', os.path.join(paths.REPO, 'scripts', 'setup-host.sh')],
-                env={'KMT_HOST_PKGS': ' '.join(paths.BASE.host_packages)})
+                env={'KMT_HOST_PKGS': ' '.join(tuple(paths.BASE.host_packages) +
+                                               tuple(extra))})
 
 
 def tooling_selftests():
@@ -384,9 +386,9 @@ def cmd_cover(args):
 
 
 def cmd_series_check(args):
-    setup_host()
-    tree_with_series(args)
     gates = args.gate or (series.ALL_GATES if args.all else series.QUICK_GATES)
+    setup_host(sum((series.GATE_PACKAGES.get(g, ()) for g in gates), ()))
+    tree_with_series(args)
     if args.prefix and 'bisect-kunit' not in gates:
         raise log.StepError('--prefix is for the bisect-kunit gate, which this run does not '
                             'include (--gate bisect-kunit)')

@@ -15,7 +15,9 @@ the same shape as a matrix cell, so make check can fold them in.
   x86_64       the C files the series touches outside arch/ and users of the
                generic headers it changes, W=1 with the host's gcc on
                x86_64_defconfig, base vs series: they build, no new warning
-               (kmt/x86check.py); x86_64-kasan: the same with generic KASAN
+               (kmt/x86check.py); x86_64-kasan: the same with generic KASAN;
+               arm: the same for 32-bit arm (multi_v7_defconfig, Debian's
+               gcc-arm-linux-gnueabihf)
   bisect       every prefix of the series builds (lean config)
   bisect-kunit at every prefix of the series, the KUnit suites it contains
                pass, booted as the cells of targets.BISECT_KUNIT_CELLS are
@@ -24,7 +26,7 @@ the same shape as a matrix cell, so make check can fold them in.
                LSE atomics) off, so every #ifdef branch compiles
 
 make check runs checkpatch, maintainers, order, warnings, docs, asm and
-x86_64 (minutes); the x86_64-kasan, bisect, bisect-kunit and configs gates
+x86_64 (minutes); the x86_64-kasan, arm, bisect, bisect-kunit and configs gates
 rebuild large parts of the kernel and run with make series-check ALL=1."""
 
 import collections
@@ -36,7 +38,7 @@ import subprocess
 from . import asmcheck, build, diag, log, matrix, paths, results, source, targets, x86check
 
 QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'warnings', 'docs', 'asm', 'x86_64')
-ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'bisect', 'bisect-kunit', 'configs')
+ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'arm', 'bisect', 'bisect-kunit', 'configs')
 # Configurations the whole series must build with (Image only), beyond
 # the ones the matrix boots.
 VARIANT_CONFIGS = ('lean-nokasan', 'lean-nolse')
@@ -533,7 +535,16 @@ def gate_x86_64_kasan(tag):
     return _record('x86_64-kasan', tests, logfile)
 
 
-GATES = {'x86_64': gate_x86_64, 'x86_64-kasan': gate_x86_64_kasan,
+def gate_arm(tag):
+    tests, logfile = x86check.gate(tag, ('arm-multi_v7',), suite='arm')
+    return _record('arm', tests, logfile)
+
+
+# The host packages a gate needs beyond what every command installs.
+GATE_PACKAGES = {'arm': tuple(x86check.packages(('arm-multi_v7',)))}
+
+
+GATES = {'x86_64': gate_x86_64, 'x86_64-kasan': gate_x86_64_kasan, 'arm': gate_arm,
          'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers, 'order': gate_order,
          'warnings': gate_warnings, 'docs': gate_docs, 'asm': gate_asm,
          'bisect': gate_bisect, 'bisect-kunit': gate_bisect_kunit, 'configs': gate_configs}
@@ -546,7 +557,8 @@ def run(gates=QUICK_GATES, prefixes=None):
     tag = source.ensure_base()
     with source.tree_lock(what='check the tree is clean'):
         dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
-    if dirty and any(g in gates for g in ('warnings', 'bisect', 'x86_64', 'x86_64-kasan')):
+    if dirty and any(g in gates for g in ('warnings', 'bisect', 'x86_64', 'x86_64-kasan',
+                                          'arm')):
         raise log.StepError('uncommitted changes in %s: commit them first' % paths.SRC)
     records = []
     for g in gates:

@@ -1,5 +1,6 @@
 """The series' generic code built where the kernel test robot builds it:
-x86_64 with the host's gcc, W=1, on the C files the series touches and on
+x86_64 with the host's gcc and 32-bit arm with Debian's
+gcc-arm-linux-gnueabihf, W=1, on the C files the series touches and on
 users of the generic headers it changes, before and after the series.
 
 A file passes when it compiles with the series and has no warning the
@@ -7,18 +8,35 @@ base does not have; a file that neither tree builds in a configuration
 (its subsystem is off there: kernel/scs.c without SHADOW_CALL_STACK) is
 skipped with that reason, one that only the series fails to build fails.
 The configurations are configs/x86_64-*.config fragments merged onto
-x86_64_defconfig (scripts/kconfig/merge_config.sh)."""
+x86_64_defconfig and configs/arm-check.config onto multi_v7_defconfig
+(scripts/kconfig/merge_config.sh)."""
 
 import collections
+import dataclasses
 import os
 import subprocess
 
 from . import build, diag, log, paths, refbench, results, source
 
-# Configurations: (name, fragments merged onto x86_64_defconfig).
+@dataclasses.dataclass(frozen=True)
+class Arch:
+    name: str              # ARCH=
+    defconfig: str         # what the fragments are merged onto
+    cross: str = ''        # CROSS_COMPILE= ('': the host's gcc)
+    package: str = ''      # the Debian package of that compiler
+
+
+ARCHES = {a.name: a for a in (
+    Arch('x86_64', 'arch/x86/configs/x86_64_defconfig'),
+    Arch('arm', 'arch/arm/configs/multi_v7_defconfig', 'arm-linux-gnueabihf-',
+         'gcc-arm-linux-gnueabihf'),
+)}
+
+# Configurations: (name, fragments merged onto the arch's defconfig, arch).
 CONFIGS = (
-    ('x86_64-defconfig', ('x86_64-check.config',)),
-    ('x86_64-kasan', ('x86_64-check.config', 'x86_64-kasan.config')),
+    ('x86_64-defconfig', ('x86_64-check.config',), 'x86_64'),
+    ('x86_64-kasan', ('x86_64-check.config', 'x86_64-kasan.config'), 'x86_64'),
+    ('arm-multi_v7', ('arm-check.config',), 'arm'),
 )
 # Which of them make check runs (the others: make series-check ALL=1).
 QUICK_CONFIGS = ('x86_64-defconfig',)
@@ -31,8 +49,32 @@ HEADER_USERS = {
     'include/linux/refcount.h': ('lib/refcount.c', 'kernel/cred.c', 'kernel/fork.c'),
     'include/linux/gfp_types.h': ('mm/page_alloc.c', 'mm/vmalloc.c'),
     'include/linux/thread_info.h': ('kernel/fork.c',),
-    'include/asm-generic/pgalloc.h': ('arch/x86/mm/pgtable.c',),
 }
+# The same for headers whose users are per architecture.
+ARCH_HEADER_USERS = {
+    'x86_64': {'include/asm-generic/pgalloc.h': ('arch/x86/mm/pgtable.c',)},
+    'arm': {'include/asm-generic/pgalloc.h': ('arch/arm/mm/pgd.c',)},
+}
+
+
+def config_arch(name):
+    """The Arch of configuration name."""
+    return ARCHES[{c[0]: c[2] for c in CONFIGS}[name]]
+
+
+def packages(configs):
+    """The host packages the compilers of configs need."""
+    return sorted({config_arch(n).package for n in configs} - {''})
+
+
+def arch_env(arch):
+    """The environment of a build for arch: the fixed build identity, and
+    its CROSS_COMPILE (none: the host's own compiler)."""
+    env = refbench.x86_env()
+    env['ARCH'] = arch.name
+    if arch.cross:
+        env['CROSS_COMPILE'] = arch.cross
+    return env
 
 
 def touched(tag, pattern):
@@ -41,28 +83,30 @@ def touched(tag, pattern):
     return [f for f in out.split() if f]
 
 
-def files_to_build(tag):
+def files_to_build(tag, arch='x86_64'):
     """The series' C files outside arch/ (arm64's own files do not build
-    here) and the header users of HEADER_USERS for the headers it changes,
-    each once: {file: why}."""
+    here) and the header users of HEADER_USERS (and ARCH_HEADER_USERS of
+    arch) for the headers it changes, each once: {file: why}."""
     out = collections.OrderedDict()
     for f in touched(tag, '*.c'):
         if not f.startswith('arch/'):
             out[f] = 'changed by the series'
+    users = dict(HEADER_USERS, **ARCH_HEADER_USERS.get(arch, {}))
     for h in touched(tag, '*.h'):
-        for f in HEADER_USERS.get(h, ()):
+        for f in users.get(h, ()):
             out.setdefault(f, 'includes %s' % h)
     return out
 
 
 def configure(name, fragments, out, logfile):
-    env = refbench.x86_env()
+    arch = config_arch(name)
+    env = arch_env(arch)
     os.makedirs(out, exist_ok=True)
     frags = [os.path.join(paths.CONFIGS, f) for f in fragments]
     log.run([os.path.join(paths.SRC, 'scripts/kconfig/merge_config.sh'), '-m', '-O', out,
-             os.path.join(paths.SRC, 'arch/x86/configs/x86_64_defconfig')] + frags,
+             os.path.join(paths.SRC, arch.defconfig)] + frags,
             logfile=logfile, cwd=paths.SRC, env=env, quiet=True)
-    log.run(['make', 'O=' + out, 'ARCH=x86_64', 'olddefconfig'], logfile=logfile,
+    log.run(['make', 'O=' + out, 'ARCH=' + arch.name, 'olddefconfig'], logfile=logfile,
             cwd=paths.SRC, env=env, quiet=True)
     with open(os.path.join(out, '.config')) as f:
         have = build.parse_config(f)
@@ -75,19 +119,19 @@ def configure(name, fragments, out, logfile):
         raise log.StepError('%s: %s' % (name, ', '.join('%s=%s (got %s)' % b for b in bad)))
 
 
-def compile_files(out, files, logfile):
+def compile_files(out, files, logfile, arch=ARCHES['x86_64']):
     """{file: diagnostics} with W=1 (None: does not compile), and {file:
     preprocessed text} for the header check."""
-    env = refbench.x86_env()
-    cc = 'ccache gcc' if build._ccache() else 'gcc'
+    env = arch_env(arch)
+    cc = ('ccache ' if build._ccache() else '') + arch.cross + 'gcc'
     found, pre = {}, {}
     for f in files:
         if not os.path.exists(os.path.join(paths.SRC, f)):
             found[f] = None
             continue
         base = f[:-2]
-        cmd = ['make', '-j' + build.jobs(), 'O=' + out, 'ARCH=x86_64', 'CC=' + cc, 'W=1',
-               base + '.o', base + '.i']
+        cmd = ['make', '-j' + build.jobs(), 'O=' + out, 'ARCH=' + arch.name, 'CC=' + cc,
+               'W=1', base + '.o', base + '.i']
         log.show_cmd(cmd, paths.SRC)
         res = subprocess.run(cmd, cwd=paths.SRC, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
@@ -122,57 +166,59 @@ def includes(pre, header):
     return ('"%s"' % header) in pre or ('/%s"' % header) in pre
 
 
-def verdicts(name, files, before, after, pre, logfile):
+def verdicts(name, files, before, after, pre, logfile, suite='x86_64'):
     """One test per file of files ({file: why}) from the W=1 diagnostics
-    of the base (before) and the series (after; None: did not compile)."""
+    of the base (before) and the series (after; None: did not compile),
+    in suite (the gate's name)."""
     tests = []
     for f, why in files.items():
         test = '%s %s' % (name, f)
         if after.get(f) is None:
             if f in before and before[f] is None:
-                tests.append(results.test('x86_64', test, results.SKIP,
+                tests.append(results.test(suite, test, results.SKIP,
                                           'not built in %s, before or after the series'
                                           % name))
             else:
-                tests.append(results.test('x86_64', test, results.FAIL,
+                tests.append(results.test(suite, test, results.FAIL,
                                           'does not compile with the series: %s'
                                           % first_error(logfile, f)))
             continue
         header = why[len('includes '):] if why.startswith('includes ') else None
         if header and not includes(pre.get(f, ''), header):
-            tests.append(results.test('x86_64', test, results.FAIL,
+            tests.append(results.test(suite, test, results.FAIL,
                                       '%s no longer includes %s: HEADER_USERS needs '
                                       'another user' % (f, header)))
             continue
         new = sorted((after[f] - (before.get(f) or collections.Counter())).elements())
-        tests.append(results.test('x86_64', test, results.PASS if not new else results.FAIL,
+        tests.append(results.test(suite, test, results.PASS if not new else results.FAIL,
                                   '%s; no new W=1 warning' % why if not new else
                                   '%d new W=1 warning(s): %s' % (len(new), '; '.join(
                                       '%s: %s' % (k, m) for _, k, m in new[:3]))))
-        log.info('x86_64 %s %s: %s' % (name, f, 'no new warning' if not new else
+        log.info('%s %s %s: %s' % (suite, name, f, 'no new warning' if not new else
                                         '%d NEW' % len(new)))
     return tests
 
 
-def gate(tag, configs=QUICK_CONFIGS):
-    """One test per (configuration, file)."""
+def gate(tag, configs=QUICK_CONFIGS, suite='x86_64'):
+    """One test per (configuration, file), in suite (the gate's name)."""
     logfile = os.path.join(paths.LOGS, 'series-%s.log' % '+'.join(configs))
     if os.path.exists(logfile):
         os.remove(logfile)
-    files = files_to_build(tag)
     tests = []
-    for name, fragments in CONFIGS:
+    for name, fragments, _ in CONFIGS:
         if name not in configs:
             continue
-        with log.phase('x86_64 W=1: %s, %d files, base then series' % (name, len(files))):
+        arch = config_arch(name)
+        files = files_to_build(tag, arch.name)
+        with log.phase('%s W=1: %s, %d files, base then series' % (arch.name, name, len(files))):
             in_base = [f for f in files if source.git(
                 ['cat-file', '-e', '%s:%s' % (tag, f)], check=False).returncode == 0]
             with source.checked_out(tag):
                 out = build.out_dir(name, 'base')
                 configure(name, fragments, out, logfile)
-                before, _ = compile_files(out, in_base, logfile)
+                before, _ = compile_files(out, in_base, logfile, arch)
             out = build.out_dir(name, 'series')
             configure(name, fragments, out, logfile)
-            after, pre = compile_files(out, list(files), logfile)
-        tests += verdicts(name, files, before, after, pre, logfile)
+            after, pre = compile_files(out, list(files), logfile, arch)
+        tests += verdicts(name, files, before, after, pre, logfile, suite)
     return tests, logfile

@@ -45,3 +45,30 @@ class VerdictTest(unittest.TestCase):
         for header, users in x86check.HEADER_USERS.items():
             self.assertTrue(header.endswith('.h'))
             self.assertTrue(users and all(u.endswith('.c') for u in users))
+
+
+class ArmTest(unittest.TestCase):
+    """The 32-bit arm configuration of the build gate (series-check ALL=1)."""
+
+    def test_arm_config_cross_compiles_with_debians_compiler(self):
+        arch = x86check.config_arch('arm-multi_v7')
+        self.assertEqual(arch.name, 'arm')
+        self.assertEqual(arch.cross, 'arm-linux-gnueabihf-')
+        self.assertEqual(x86check.packages(('arm-multi_v7',)), ['gcc-arm-linux-gnueabihf'])
+        # The x86_64 configurations need nothing beyond the host's gcc.
+        self.assertEqual(x86check.packages(('x86_64-defconfig', 'x86_64-kasan')), [])
+        env = x86check.arch_env(arch)
+        self.assertEqual((env['ARCH'], env['CROSS_COMPILE']), ('arm', 'arm-linux-gnueabihf-'))
+        self.assertNotIn('CROSS_COMPILE', x86check.arch_env(x86check.ARCHES['x86_64']))
+
+    def test_pgalloc_users_are_the_arch_own(self):
+        for arch, users in x86check.ARCH_HEADER_USERS.items():
+            for header, files in users.items():
+                self.assertTrue(all(f.startswith('arch/%s/' % ('x86' if arch == 'x86_64'
+                                                               else arch)) for f in files))
+
+    def test_arm_gate_is_in_all_and_installs_its_compiler(self):
+        from kmt import series
+        self.assertIn('arm', series.ALL_GATES)
+        self.assertNotIn('arm', series.QUICK_GATES)
+        self.assertEqual(series.GATE_PACKAGES['arm'], ('gcc-arm-linux-gnueabihf',))
