@@ -28,7 +28,8 @@ RULES = (
     # else is vfree()d from interrupt context (the other vfree_atomic()
     # users: netlink mmap rings, shadow call stacks (off in the lean
     # config), x86 LDTs); a mistake here fails the check, it cannot hide.
-    ('stack', ('delayed_vfree_work',), ('__kasan_poison_pages',)),
+    # Linux 6.1 calls that work function free_work().
+    ('stack', ('delayed_vfree_work', 'free_work'), ('__kasan_poison_pages',)),
     # Page-table pages, allocated by the generic helpers and arm64's pgd
     # code, freed through the RCU table batch or directly.
     ('page_table', ('__pte_alloc', '__pte_alloc_kernel', '__pmd_alloc', '__pud_alloc',
@@ -37,16 +38,21 @@ RULES = (
     # and tables to free (not page tables; tagged by design): allocated
     # with __get_free_page() and freed with free_page(), also from the RCU
     # callback that frees the tables of a batch.
-    ('mmu_gather_batch', ('__tlb_remove_folio_pages_size', 'tlb_batch_list_free',
+    # (__tlb_remove_page_size() before folios, Linux 6.1.)
+    ('mmu_gather_batch', ('__tlb_remove_folio_pages_size', '__tlb_remove_page_size',
+                          'tlb_batch_list_free',
                           'tlb_finish_mmu', 'tlb_remove_table', 'tlb_remove_table_rcu'),
      ('get_free_pages_noprof', '__get_free_pages', 'free_pages')),
     # The tables themselves are freed with a folio put.
     ('page_table', ('tlb_remove_table_rcu', 'tlb_remove_table', 'tlb_remove_table_one',
                     'free_pgd_range', 'free_pgtables', 'pgd_free'),
      ('__kasan_poison_pages',)),
-    # Slab objects and the slab pages behind them (tagged by design).
+    # Slab objects and the slab pages behind them (tagged by design); the
+    # object hooks of a new slab were __kasan_(un)poison_object_data()
+    # before 6.5 (Linux 6.1).
     ('slab', ('new_slab', '__kasan_slab_alloc', '__kasan_slab_free', '__kasan_kmalloc',
               '__kasan_unpoison_new_object', '__kasan_poison_new_object',
+              '__kasan_unpoison_object_data', '__kasan_poison_object_data',
               '__kasan_poison_slab', 'discard_slab', '__free_slab', 'kfree', 'kmem_cache_free'),
      ()),
 )

@@ -38,7 +38,7 @@ class Base:
     untagged_stacks: bool = False
     # The base's series leaves kernel stacks and page tables untagged
     # (part 2): make bench wants no such tag store on the patched kernel.
-    # A series without part 2 yet (6.1) must show them as the baseline does.
+    # A series without part 2 must show them as the baseline does.
     series_untags: bool = True
     # make LLVM= for the clang cells: '1' (the host's clang, 14 on Debian
     # 12) or a version suffix ('-19': clang-19, ld.lld-19, ...) where the
@@ -93,8 +93,9 @@ BASES = {b.name: b for b in [
          # no history): 7.3 before them, as 6.12 as shipped behaves.
          reverted_dir='patches/7.3/mainline-reverted'),
     # Debian 12's own kernel and the base of android14-6.1: a build fix
-    # the base needs, then the series' parts as they are ported (1 and 4,
-    # with the async kasan cases and the arm64_mte suite).
+    # the base needs, then the series' parts as they are ported (1, 2 and
+    # 4, with the async kasan cases, the untagged-memory kasan cases and
+    # the arm64_mte suite).
     Base('6.1', 'linux-source-6.1', patch_dir='patches/6.1',
          what='Linux 6.1 LTS as Debian 12 (bookworm) ships it: its own kernel',
          host_packages=('linux-source-6.1',),
@@ -105,7 +106,6 @@ BASES = {b.name: b for b in [
          cover_template='cover-letter-6.1.txt',
          # 6.1.120 to 6.1.192 do not build with KASAN HW_TAGS (patch 1).
          baseline_patches=1,
-         series_untags=False,
          dropped_cells=tuple((c, 'arm64 has no ARCH_SUPPORTS_RT before 6.12 and the source '
                               'package carries no RT patch: no PREEMPT_RT kernel')
                              for c in ('distro-rt', 'rt-refcount', 'vhe-distro-rt')),

@@ -19,6 +19,8 @@ the same shape as a matrix cell, so make check can fold them in.
                arm: the same for 32-bit arm (multi_v7_defconfig, Debian's
                gcc-arm-linux-gnueabihf)
   bisect       every prefix of the series builds (lean config)
+  bisect-cross every prefix: the x86_64, x86_64-kasan and arm builds above,
+               on the files the prefix has touched
   bisect-kunit at every prefix of the series, the KUnit suites it contains
                pass, booted as the cells of targets.BISECT_KUNIT_CELLS are
                (no commit adds a test that fails until a later one)
@@ -26,7 +28,8 @@ the same shape as a matrix cell, so make check can fold them in.
                LSE atomics) off, so every #ifdef branch compiles
 
 make check runs checkpatch, maintainers, order, warnings, docs, asm and
-x86_64 (minutes); the x86_64-kasan, arm, bisect, bisect-kunit and configs gates
+x86_64 (minutes); the x86_64-kasan, arm, bisect, bisect-cross, bisect-kunit and
+configs gates
 rebuild large parts of the kernel and run with make series-check ALL=1."""
 
 import collections
@@ -38,7 +41,8 @@ import subprocess
 from . import asmcheck, build, diag, log, matrix, paths, results, source, targets, x86check
 
 QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'warnings', 'docs', 'asm', 'x86_64')
-ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'arm', 'bisect', 'bisect-kunit', 'configs')
+ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'arm', 'bisect', 'bisect-cross',
+                           'bisect-kunit', 'configs')
 # Configurations the whole series must build with (Image only), beyond
 # the ones the matrix boots.
 VARIANT_CONFIGS = ('lean-nokasan', 'lean-nolse')
@@ -540,14 +544,24 @@ def gate_arm(tag):
     return _record('arm', tests, logfile)
 
 
+def gate_bisect_cross(tag):
+    commits = series_commits(tag)
+    if not commits:
+        raise log.StepError('bisect-cross: no series commits on %s' % tag)
+    tests, logfile = x86check.bisect_gate(tag, commits)
+    return _record('bisect-cross', tests, logfile)
+
+
 # The host packages a gate needs beyond what every command installs.
-GATE_PACKAGES = {'arm': tuple(x86check.packages(('arm-multi_v7',)))}
+GATE_PACKAGES = {'arm': tuple(x86check.packages(('arm-multi_v7',))),
+                 'bisect-cross': tuple(x86check.packages(x86check.BISECT_CONFIGS))}
 
 
 GATES = {'x86_64': gate_x86_64, 'x86_64-kasan': gate_x86_64_kasan, 'arm': gate_arm,
          'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers, 'order': gate_order,
          'warnings': gate_warnings, 'docs': gate_docs, 'asm': gate_asm,
-         'bisect': gate_bisect, 'bisect-kunit': gate_bisect_kunit, 'configs': gate_configs}
+         'bisect': gate_bisect, 'bisect-cross': gate_bisect_cross,
+         'bisect-kunit': gate_bisect_kunit, 'configs': gate_configs}
 
 
 def run(gates=QUICK_GATES, prefixes=None):
@@ -557,8 +571,8 @@ def run(gates=QUICK_GATES, prefixes=None):
     tag = source.ensure_base()
     with source.tree_lock(what='check the tree is clean'):
         dirty = source.git(['status', '--porcelain', '--untracked-files=no']).stdout.strip()
-    if dirty and any(g in gates for g in ('warnings', 'bisect', 'x86_64', 'x86_64-kasan',
-                                          'arm')):
+    if dirty and any(g in gates for g in ('warnings', 'bisect', 'bisect-cross', 'x86_64',
+                                          'x86_64-kasan', 'arm')):
         raise log.StepError('uncommitted changes in %s: commit them first' % paths.SRC)
     records = []
     for g in gates:

@@ -9,7 +9,12 @@ base does not have; a file that neither tree builds in a configuration
 skipped with that reason, one that only the series fails to build fails.
 The configurations are configs/x86_64-*.config fragments merged onto
 x86_64_defconfig and configs/arm-check.config onto multi_v7_defconfig
-(scripts/kconfig/merge_config.sh)."""
+(scripts/kconfig/merge_config.sh).
+
+bisect_gate() does the same at every prefix of the series (make
+series-check ALL=1, gate bisect-cross): one out dir per configuration,
+each prefix an incremental build of the files its commits have touched
+so far, reconfigured when a prefix changes a Kconfig file."""
 
 import collections
 import dataclasses
@@ -40,6 +45,8 @@ CONFIGS = (
 )
 # Which of them make check runs (the others: make series-check ALL=1).
 QUICK_CONFIGS = ('x86_64-defconfig',)
+# Which of them bisect_gate() builds at every prefix of the series.
+BISECT_CONFIGS = tuple(c[0] for c in CONFIGS)
 
 # Objects that include a generic header the series changes, compiled on
 # its behalf (a header is not compiled by itself). The header must be in
@@ -221,4 +228,74 @@ def gate(tag, configs=QUICK_CONFIGS, suite='x86_64'):
             configure(name, fragments, out, logfile)
             after, pre = compile_files(out, list(files), logfile, arch)
         tests += verdicts(name, files, before, after, pre, logfile, suite)
+    return tests, logfile
+
+
+def prefix_test(name, prefix, file_tests, suite='bisect-cross'):
+    """One test for a prefix in configuration name from the per-file
+    tests of verdicts(): it fails if any file fails (naming the first),
+    skips if no file of it builds there (none touched yet, or all off in
+    that configuration), else passes."""
+    test = '%s %s' % (name, prefix)
+    failed = [t for t in file_tests if t['status'] == results.FAIL]
+    if failed:
+        return results.test(suite, test, results.FAIL, '%d of %d file(s) failed, first %s'
+                            % (len(failed), len(file_tests),
+                               '%s: %s' % (failed[0]['name'].split(' ', 1)[1],
+                                           failed[0]['detail'])))
+    built = [t for t in file_tests if t['status'] == results.PASS]
+    if not built:
+        return results.test(suite, test, results.SKIP,
+                            'no file of this prefix is built in %s' % name
+                            if file_tests else 'touches no generic file yet')
+    return results.test(suite, test, results.PASS, '%d file(s) built, no new W=1 warning: %s'
+                        % (len(built), ' '.join(t['name'].split(' ', 1)[1] for t in built)))
+
+
+def kconfig_changed(prev, sha):
+    """Whether the commits prev..sha change a Kconfig file (prev None: the
+    first prefix, always configured)."""
+    if prev is None:
+        return True
+    out = source.git(['diff', '--name-only', prev, sha]).stdout.split()
+    return any(os.path.basename(f).startswith('Kconfig') for f in out)
+
+
+def bisect_gate(tag, commits, configs=BISECT_CONFIGS, suite='bisect-cross'):
+    """For each configuration of configs, every prefix of the series
+    (commits: (sha, subject), oldest first): the files files_to_build()
+    names at that prefix compile W=1 with no warning the base does not
+    have. One test per (configuration, prefix)."""
+    logfile = os.path.join(paths.LOGS, 'series-bisect-cross.log')
+    if os.path.exists(logfile):
+        os.remove(logfile)
+    tests = []
+    for name, fragments, _ in CONFIGS:
+        if name not in configs:
+            continue
+        arch = config_arch(name)
+        everything = files_to_build(tag, arch.name)
+        in_base = [f for f in everything if source.git(
+            ['cat-file', '-e', '%s:%s' % (tag, f)], check=False).returncode == 0]
+        with log.phase('%s W=1: %s, the base (%d files)' % (arch.name, name, len(in_base))):
+            with source.checked_out(tag):
+                out = build.out_dir(name, 'base')
+                configure(name, fragments, out, logfile)
+                before, _ = compile_files(out, in_base, logfile, arch)
+        out = build.out_dir(name, 'bisect')
+        with source.checked_out(tag):
+            prev = None
+            for i, (sha, subject) in enumerate(commits, 1):
+                source.git(['checkout', '-q', sha])
+                prefix = '%d/%d %s' % (i, len(commits), subject)
+                files = files_to_build(tag, arch.name)
+                with log.phase('%s W=1: %s at %s (%d files)' % (arch.name, name, prefix,
+                                                                 len(files))):
+                    if files:
+                        if kconfig_changed(prev, sha):
+                            configure(name, fragments, out, logfile)
+                        prev = sha
+                    after, pre = compile_files(out, list(files), logfile, arch)
+                file_tests = verdicts(name, files, before, after, pre, logfile, suite)
+                tests.append(prefix_test(name, prefix, file_tests, suite))
     return tests, logfile

@@ -57,6 +57,25 @@ class RulesTest(unittest.TestCase):
         for frames, use in cases:
             self.assertEqual(attrib.classify(frames), use, frames)
 
+    def test_classify_61_names(self):
+        # Linux 6.1's names for the same paths (BASE=6.1).
+        cases = [
+            # vfree() from the RCU callback defers to free_work().
+            (['kasan_poison', '__kasan_poison_pages', 'free_unref_page', '__free_pages',
+              '__vunmap', 'free_work', 'process_one_work'], 'stack'),
+            # The mmu_gather's batch page, before folios.
+            (['kasan_unpoison', '__kasan_unpoison_pages', 'post_alloc_hook',
+              'get_page_from_freelist', '__alloc_pages', '__get_free_pages',
+              '__tlb_remove_page_size', 'zap_pte_range'], 'mmu_gather_batch'),
+            # Objects of a new slab, set up before 6.5's new_object hooks.
+            (['kasan_unpoison', '__kasan_unpoison_object_data', 'setup_object',
+              'allocate_slab', '___slab_alloc'], 'slab'),
+            (['kasan_poison', '__kasan_poison_object_data', 'setup_object',
+              'allocate_slab', '___slab_alloc'], 'slab'),
+        ]
+        for frames, use in cases:
+            self.assertEqual(attrib.classify(frames), use, frames)
+
     def test_owner(self):
         self.assertEqual(attrib.owner(['kasan_unpoison', '__kasan_unpoison_pages',
                                        'post_alloc_hook', 'get_page_from_freelist',
@@ -152,8 +171,9 @@ class UntaggedProblemsTest(unittest.TestCase):
         self.assertIn('TFSR_EL1', problems[1])
 
     def test_a_series_without_part_2_must_still_tag(self):
-        # 6.1's series has no part 2 yet: the patched kernel tags stacks
-        # and page tables as the baseline does, and must be seen doing so.
+        # A series without part 2 (6.1's, before part 2 was ported): the
+        # patched kernel tags stacks and page tables as the baseline does,
+        # and must be seen doing so.
         recs = [self._rec('baseline', 'page_table', 4636), self._rec('patched', 'page_table', 3886)]
         self.assertEqual(bench.untagged_problems(recs, same=False, base_untagged=False,
                                                  series_untags=False), [])

@@ -72,3 +72,38 @@ class ArmTest(unittest.TestCase):
         self.assertIn('arm', series.ALL_GATES)
         self.assertNotIn('arm', series.QUICK_GATES)
         self.assertEqual(series.GATE_PACKAGES['arm'], ('gcc-arm-linux-gnueabihf',))
+
+
+class BisectCrossTest(unittest.TestCase):
+    """bisect-cross: the cross builds at every prefix (series-check ALL=1)."""
+
+    def file_tests(self, *statuses):
+        return [results.test('bisect-cross', 'x86_64-kasan f%d.c' % i, s, 'why %d' % i)
+                for i, s in enumerate(statuses)]
+
+    def test_a_prefix_fails_when_one_file_fails_and_names_it(self):
+        t = x86check.prefix_test('x86_64-kasan', '3/15 mm: x', self.file_tests(
+            results.PASS, results.FAIL, results.FAIL))
+        self.assertEqual(t['status'], results.FAIL)
+        self.assertEqual(t['name'], 'x86_64-kasan 3/15 mm: x')
+        self.assertIn('2 of 3 file(s) failed, first f1.c: why 1', t['detail'])
+
+    def test_a_prefix_passes_when_its_files_build(self):
+        t = x86check.prefix_test('arm-multi_v7', '1/2 a', self.file_tests(results.PASS,
+                                                                          results.SKIP))
+        self.assertEqual(t['status'], results.PASS)
+
+    def test_nothing_built_is_a_skip_with_its_reason(self):
+        t = x86check.prefix_test('arm-multi_v7', '1/2 a', [])
+        self.assertEqual((t['status'], t['detail']), (results.SKIP,
+                                                       'touches no generic file yet'))
+        t = x86check.prefix_test('arm-multi_v7', '1/2 a', self.file_tests(results.SKIP))
+        self.assertEqual(t['status'], results.SKIP)
+        self.assertIn('no file of this prefix is built in arm-multi_v7', t['detail'])
+
+    def test_every_cross_configuration_at_every_prefix_in_all(self):
+        from kmt import series
+        self.assertEqual(set(x86check.BISECT_CONFIGS), {c[0] for c in x86check.CONFIGS})
+        self.assertIn('bisect-cross', series.ALL_GATES)
+        self.assertNotIn('bisect-cross', series.QUICK_GATES)
+        self.assertEqual(series.GATE_PACKAGES['bisect-cross'], ('gcc-arm-linux-gnueabihf',))
