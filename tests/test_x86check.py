@@ -107,3 +107,24 @@ class BisectCrossTest(unittest.TestCase):
         self.assertIn('bisect-cross', series.ALL_GATES)
         self.assertNotIn('bisect-cross', series.QUICK_GATES)
         self.assertEqual(series.GATE_PACKAGES['bisect-cross'], ('gcc-arm-linux-gnueabihf',))
+
+
+class KconfigChangedTest(unittest.TestCase):
+    """A prefix is reconfigured when its commits change a Kconfig file."""
+
+    def changed(self, files, prev='a'):
+        from unittest import mock
+        out = mock.Mock(stdout='\n'.join(files) + '\n')
+        with mock.patch.object(x86check.source, 'git', return_value=out) as git:
+            got = x86check.kconfig_changed(prev, 'b')
+        return got, git
+
+    def test_first_prefix_is_always_configured(self):
+        got, git = self.changed([], prev=None)
+        self.assertTrue(got)
+        git.assert_not_called()
+
+    def test_kconfig_files_trigger_it_and_others_do_not(self):
+        self.assertTrue(self.changed(['lib/Kconfig.debug', 'lib/refcount.c'])[0])
+        self.assertTrue(self.changed(['arch/arm64/Kconfig'])[0])
+        self.assertFalse(self.changed(['kernel/fork.c', 'scripts/kconfig/confdata.c'])[0])
