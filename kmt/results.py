@@ -177,16 +177,41 @@ def parse_ktap(lines):
 
 
 _TOP_KTAP = re.compile(r'^(\[[ 0-9.]+\] )?K?TAP version \d+')
+_SUB_KTAP = re.compile(r'^(\[[ 0-9.]+\] )?    K?TAP version \d+')
+_TOP_PLAN = re.compile(r'^(\[[ 0-9.]+\] )?1\.\.(\d+)')
+_TOP_RESULT = re.compile(r'^(\[[ 0-9.]+\] )?(not )?ok \d+ ')
 
 
 def ktap_documents(lines):
     """Split a console log into its top-level KTAP documents. Built-in KUnit
     prints one at boot; every module with KUnit suites prints its own when
-    it is loaded, and the parser reads only the first document it meets."""
-    starts = [i for i, l in enumerate(lines) if _TOP_KTAP.match(l)]
+    it is loaded, and the parser reads only the first document it meets.
+    Before Linux 6.6 a module's suites print with no top-level header of
+    their own, after a document whose plan is complete (the boot's empty
+    one, or the previous module's): such a suite starts a document of its
+    own, which gets the header of a document with one suite."""
+    starts = []
+    planned, seen = None, 0
+    for i, l in enumerate(lines):
+        if _TOP_KTAP.match(l):
+            starts.append((i, False))
+            planned, seen = None, 0
+        elif _SUB_KTAP.match(l) and planned is not None and seen >= planned:
+            starts.append((i, True))
+            planned, seen = 1, 0
+        elif _TOP_PLAN.match(l):
+            planned = int(_TOP_PLAN.match(l).group(2))
+        elif _TOP_RESULT.match(l):
+            seen += 1
     if not starts:
         return [lines]
-    return [lines[a:b] for a, b in zip(starts, starts[1:] + [len(lines)])]
+    bounds = [a for a, _ in starts] + [len(lines)]
+    docs = []
+    for (a, bare), b in zip(starts, bounds[1:]):
+        # The parser takes the timestamp of the header for every line.
+        stamp = _SUB_KTAP.match(lines[a]).group(1) or '' if bare else ''
+        docs.append(([stamp + 'KTAP version 1', stamp + '1..1'] if bare else []) + lines[a:b])
+    return docs
 
 
 def status_of(test):

@@ -75,6 +75,54 @@ class ModulesTest(unittest.TestCase):
         self.assertTrue(all(d[0].endswith('] KTAP version 1') for d in docs))
 
 
+# Linux 6.1: a module's suites print without a top-level header (no
+# "KTAP version 1" / "1..1" of their own), after the boot's empty document.
+MODULES_LOG_61 = """[    0.5] KTAP version 1
+[    0.5] 1..0
+[    3.0]     KTAP version 1
+[    3.0]     # Subtest: kasan
+[    3.0]     1..2
+[    3.1]     ok 1 kmalloc_oob_right
+[    3.2]     not ok 2 pagealloc_oob_right
+[    3.2] # kasan: pass:1 fail:1 skip:0 total:2
+[    3.3] not ok 1 kasan
+KMT-MODULE kasan_test rc=0
+[    4.0]     KTAP version 1
+[    4.0]     # Subtest: refcount
+[    4.0]     1..1
+[    4.1]     ok 1 refcount_test_constants
+[    4.2] ok 1 refcount
+KMT-MODULE refcount_kunit rc=0
+KMT-DONE""".split('\n')
+
+
+class Modules61Test(unittest.TestCase):
+    def test_headerless_module_documents_are_parsed(self):
+        out = results.analyze(MODULES_LOG_61, MODULES)
+        t = by_name(out)
+        self.assertEqual(t[('kasan', 'kmalloc_oob_right')]['status'], results.PASS)
+        self.assertEqual(t[('kasan', 'pagealloc_oob_right')]['status'], results.FAIL)
+        self.assertEqual(t[('refcount', 'refcount_test_constants')]['status'], results.PASS)
+        self.assertFalse([p for p in out['problems'] if p['kind'] == 'missing'])
+
+    def test_a_headerless_document_gets_a_top_level_header(self):
+        docs = results.ktap_documents(MODULES_LOG_61)
+        self.assertEqual(len(docs), 3)
+        self.assertEqual([d[:2] for d in docs[1:]],
+                         [['[    3.0] KTAP version 1', '[    3.0] 1..1'],
+                          ['[    4.0] KTAP version 1', '[    4.0] 1..1']])
+
+
+    def test_a_document_with_suites_left_to_report_is_not_split(self):
+        # Two built-in suites in one document: the second is not a module.
+        log = ['[    0.5] KTAP version 1', '[    0.5] 1..2',
+               '[    0.6]     KTAP version 1', '[    0.6]     # Subtest: kasan',
+               '[    0.6]     1..1', '[    0.6]     ok 1 a', '[    0.7] ok 1 kasan',
+               '[    0.8]     KTAP version 1', '[    0.8]     # Subtest: refcount',
+               '[    0.8]     1..1', '[    0.8]     ok 1 b', '[    0.9] ok 2 refcount']
+        self.assertEqual(len(results.ktap_documents(log)), 1)
+
+
 class AnalyzeTest(unittest.TestCase):
     def test_clean_run(self):
         out = results.analyze(load('sync-ok.log'), SYNC)
