@@ -206,24 +206,39 @@ def verdicts(name, files, before, after, pre, logfile, suite='x86_64'):
     return tests
 
 
-def gate(tag, configs=QUICK_CONFIGS, suite='x86_64'):
-    """One test per (configuration, file), in suite (the gate's name)."""
-    logfile = os.path.join(paths.LOGS, 'series-%s.log' % '+'.join(configs))
+def selected(configs):
+    """(name, fragments, Arch) of the CONFIGS named in configs, in order."""
+    return [(n, f, config_arch(n)) for n, f, _ in CONFIGS if n in configs]
+
+
+def fresh_log(what):
+    """The gate's log file, emptied."""
+    logfile = os.path.join(paths.LOGS, 'series-%s.log' % what)
     if os.path.exists(logfile):
         os.remove(logfile)
+    return logfile
+
+
+def base_diagnostics(tag, name, fragments, files, logfile):
+    """{file: diagnostics} of the base for those of files it has, built in
+    configuration name (its own out dir)."""
+    in_base = [f for f in files if source.git(
+        ['cat-file', '-e', '%s:%s' % (tag, f)], check=False).returncode == 0]
+    with source.checked_out(tag):
+        out = build.out_dir(name, 'base')
+        configure(name, fragments, out, logfile)
+        before, _ = compile_files(out, in_base, logfile, config_arch(name))
+    return before
+
+
+def gate(tag, configs=QUICK_CONFIGS, suite='x86_64'):
+    """One test per (configuration, file), in suite (the gate's name)."""
+    logfile = fresh_log('+'.join(configs))
     tests = []
-    for name, fragments, _ in CONFIGS:
-        if name not in configs:
-            continue
-        arch = config_arch(name)
+    for name, fragments, arch in selected(configs):
         files = files_to_build(tag, arch.name)
         with log.phase('%s W=1: %s, %d files, base then series' % (arch.name, name, len(files))):
-            in_base = [f for f in files if source.git(
-                ['cat-file', '-e', '%s:%s' % (tag, f)], check=False).returncode == 0]
-            with source.checked_out(tag):
-                out = build.out_dir(name, 'base')
-                configure(name, fragments, out, logfile)
-                before, _ = compile_files(out, in_base, logfile, arch)
+            before = base_diagnostics(tag, name, fragments, files, logfile)
             out = build.out_dir(name, 'series')
             configure(name, fragments, out, logfile)
             after, pre = compile_files(out, list(files), logfile, arch)
@@ -266,22 +281,12 @@ def bisect_gate(tag, commits, configs=BISECT_CONFIGS, suite='bisect-cross'):
     (commits: (sha, subject), oldest first): the files files_to_build()
     names at that prefix compile W=1 with no warning the base does not
     have. One test per (configuration, prefix)."""
-    logfile = os.path.join(paths.LOGS, 'series-bisect-cross.log')
-    if os.path.exists(logfile):
-        os.remove(logfile)
+    logfile = fresh_log('bisect-cross')
     tests = []
-    for name, fragments, _ in CONFIGS:
-        if name not in configs:
-            continue
-        arch = config_arch(name)
+    for name, fragments, arch in selected(configs):
         everything = files_to_build(tag, arch.name)
-        in_base = [f for f in everything if source.git(
-            ['cat-file', '-e', '%s:%s' % (tag, f)], check=False).returncode == 0]
-        with log.phase('%s W=1: %s, the base (%d files)' % (arch.name, name, len(in_base))):
-            with source.checked_out(tag):
-                out = build.out_dir(name, 'base')
-                configure(name, fragments, out, logfile)
-                before, _ = compile_files(out, in_base, logfile, arch)
+        with log.phase('%s W=1: %s, the base' % (arch.name, name)):
+            before = base_diagnostics(tag, name, fragments, everything, logfile)
         out = build.out_dir(name, 'bisect')
         with source.checked_out(tag):
             prev = None
