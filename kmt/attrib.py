@@ -15,6 +15,10 @@ import re
 
 # (use, owner functions, tagging-path functions). First match wins.
 RULES = (
+    # A slab page freed by the slab allocator is slab's, whoever called
+    # kfree(): 6.1's deferred vfree() (free_work(), below) kfree()s the
+    # vm_struct and the pages array, and may free a whole slab page there.
+    ('slab', ('__free_slab', 'discard_slab'), ('__kasan_poison_pages',)),
     # Kernel stacks: the cached-stack reuse path re-tags with
     # kasan_unpoison_range() from copy_process() (alloc_thread_stack_node
     # is inlined there); a new stack is tagged by kasan_unpoison_vmalloc().

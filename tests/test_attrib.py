@@ -72,6 +72,11 @@ class RulesTest(unittest.TestCase):
               'allocate_slab', '___slab_alloc'], 'slab'),
             (['kasan_poison', '__kasan_poison_object_data', 'setup_object',
               'allocate_slab', '___slab_alloc'], 'slab'),
+            # A slab page freed by a kfree() in the deferred vfree() (its
+            # vm_struct or pages array): slab's, not the stack's.
+            (['kasan_poison', '__kasan_poison_pages', 'free_pcp_prepare', 'free_unref_page',
+              '__free_pages', '__free_slab', '__slab_free', '__kmem_cache_free', 'kfree',
+              '__vunmap', 'free_work', 'process_one_work'], 'slab'),
         ]
         for frames, use in cases:
             self.assertEqual(attrib.classify(frames), use, frames)
