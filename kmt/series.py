@@ -535,7 +535,7 @@ def gate_x86_64(tag):
 
 
 def gate_x86_64_kasan(tag):
-    tests, logfile = x86check.gate(tag, ('x86_64-kasan',))
+    tests, logfile = x86check.gate(tag, ('x86_64-kasan',), suite='x86_64-kasan')
     return _record('x86_64-kasan', tests, logfile)
 
 

@@ -128,3 +128,22 @@ class KconfigChangedTest(unittest.TestCase):
         self.assertTrue(self.changed(['lib/Kconfig.debug', 'lib/refcount.c'])[0])
         self.assertTrue(self.changed(['arch/arm64/Kconfig'])[0])
         self.assertFalse(self.changed(['kernel/fork.c', 'scripts/kconfig/confdata.c'])[0])
+
+
+class GateRecordTest(unittest.TestCase):
+    """make series-check prints one row per (cell, suite) of a gate's
+    record: a gate whose tests carry another suite than its record names
+    shows 0 passed, 0 failed however many ran (series-x86_64-kasan did)."""
+
+    def test_every_build_gate_files_its_tests_under_its_own_suite(self):
+        from unittest import mock
+        from kmt import series
+
+        def fake_gate(tag, configs, suite='x86_64'):
+            return [results.test(suite, '%s kernel/fork.c' % configs[0], results.PASS)], '-'
+
+        with mock.patch.object(series.x86check, 'gate', side_effect=fake_gate):
+            for name in ('x86_64', 'x86_64-kasan', 'arm'):
+                r = series.GATES[name]('base')
+                for t in r['tests']:
+                    self.assertIn(t['suite'], r['suites'], name)
