@@ -6,7 +6,7 @@ export KMT_BASE := $(BASE)
 endif
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
-.PHONY: run check bench series-check setup shell prepare build-lean build-full selftest export signoff postings postings-check postings-prove reverts cells cover compare lava lava-run lava-import clean distclean
+.PHONY: run check bench series-check setup shell prepare build-lean build-full selftest export signoff backport-messages postings postings-check postings-prove reverts cells cover compare lava lava-run lava-import clean distclean
 
 run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
 	$(KMT) run
@@ -30,6 +30,9 @@ export:         ## BRANCH=name: format-patch base..BRANCH into patches/
 signoff:        ## NAME="Full Name" EMAIL=you@example.com: author and sign-off of every patch
 	@test -n "$(NAME)" -a -n "$(EMAIL)" || { echo 'usage: make signoff NAME="Full Name" EMAIL=you@example.com'; exit 2; }
 	$(KMT) signoff "$(NAME) <$(EMAIL)>"
+backport-messages: ## LINUX_GIT=/path/to/mainline: every backport's upstream changelog from that clone (before sending; DRY_RUN=1: say what would change)
+	@test -n "$(LINUX_GIT)" || { echo 'usage: make backport-messages LINUX_GIT=/path/to/a/mainline/clone'; exit 2; }
+	$(KMT) backport-messages '$(LINUX_GIT)'
 postings:       ## BASE=7.3: write patches/7.3/postings/ from postings.toml (one posting per unit a maintainer applies; POSTING=name: only that one)
 	$(KMT) postings write $(POSTING)
 postings-check: ## BASE=7.3: each posting applies alone, checkpatch, recipients, Fixes/stable, plain-text cover (STATIC=1: no kernel tree)

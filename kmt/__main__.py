@@ -8,6 +8,9 @@
   python3 -m kmt export BRANCH    format-patch base..BRANCH into patches/
   python3 -m kmt signoff "Name <email>"
                                   author and sign-off of every patch: the submitter's
+  python3 -m kmt backport-messages LINUX_GIT
+                                  every backport's upstream changelog, from that
+                                  mainline clone (git show -s <id>)
   python3 -m kmt bench [--quick]  baseline vs patched: instruction counts, time ratios
   python3 -m kmt series-check [--all | --gate G ...]
                                   the series' quality gates (checkpatch, maintainers,
@@ -36,7 +39,7 @@ import signal
 import subprocess
 import sys
 
-from . import (bases, bench, build, compare, docs, identity, kunitpy, lava, lavarun, log, matrix,
+from . import (backport, bases, bench, build, compare, docs, identity, kunitpy, lava, lavarun, log, matrix,
                paths, plan, plot, refbench, results, series, source, targets)
 
 
@@ -127,7 +130,7 @@ def _bench_test(name, ok, why):
 
 
 # Commands whose dry run is honest: it runs nothing and writes nothing.
-DRY_RUN_COMMANDS = ('check', 'run', 'signoff', 'cells')
+DRY_RUN_COMMANDS = ('check', 'run', 'signoff', 'backport-messages', 'cells')
 
 
 def cmd_postings(args):
@@ -309,6 +312,18 @@ def cmd_signoff(args):
     log.info('%s %d patches as %s: %s' % (
         'would sign' if args.dry_run else 'signed', len(names), args.identity,
         ' '.join(names) or '(none changed)'))
+    return done()
+
+
+def cmd_backport_messages(args):
+    out = backport.fill_series(args.linux_git, paths.PATCHES, dry_run=args.dry_run)
+    for name, cid, changed in out:
+        log.info('%s %s: commit %s (%s)' % (
+            'would fill' if args.dry_run and changed else 'filled' if changed else 'as is',
+            name, cid[:12], 'from ' + args.linux_git))
+    log.info('%d backports in %s, %d %s' % (
+        len(out), os.path.relpath(paths.PATCHES, paths.REPO), sum(c for _, _, c in out),
+        'would change' if args.dry_run else 'changed'))
     return done()
 
 
@@ -545,6 +560,10 @@ def build_parser():
     p.add_argument('branch')
     p = command('signoff', cmd_signoff)
     p.add_argument('identity', help='"Full Name <user@example.com>"')
+    p = command('backport-messages', cmd_backport_messages,
+                help="each backport's message from the upstream commit in a mainline clone")
+    p.add_argument('linux_git', metavar='LINUX_GIT', help='a clone of mainline with the '
+                   'commits the series backports')
     command('cells', cmd_cells)
     p = command('postings', cmd_postings,
                 help='the series as the postings its maintainers apply')

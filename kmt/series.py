@@ -18,6 +18,11 @@ the same shape as a matrix cell, so make check can fold them in.
                (kmt/x86check.py); x86_64-kasan: the same with generic KASAN;
                arm: the same for 32-bit arm (multi_v7_defconfig, Debian's
                gcc-arm-linux-gnueabihf)
+  fidelity     every backport against the mainline change it carries: each
+               difference in the lines it changes is named by its [ ... ]
+               note, and it keeps no upstream changelog (kmt/fidelity.py;
+               LINUX_GIT=<mainline clone>: against git show <id>, else
+               against the 7.3.4 tree)
   bisect       every prefix of the series builds (lean config)
   bisect-cross every prefix: the x86_64, x86_64-kasan and arm builds above,
                on the files the prefix has touched
@@ -27,8 +32,8 @@ the same shape as a matrix cell, so make check can fold them in.
   configs      the whole series builds with KASAN off and with MTE (and
                LSE atomics) off, so every #ifdef branch compiles
 
-make check runs checkpatch, maintainers, order, warnings, docs, asm and
-x86_64 (minutes); the x86_64-kasan, arm, bisect, bisect-cross, bisect-kunit and
+make check runs checkpatch, maintainers, order, fidelity, warnings, docs,
+asm and x86_64 (minutes); the x86_64-kasan, arm, bisect, bisect-cross, bisect-kunit and
 configs gates
 rebuild large parts of the kernel and run with make series-check ALL=1."""
 
@@ -37,10 +42,11 @@ import dataclasses
 import os
 import re
 import subprocess
+import sys
 
-from . import asmcheck, build, diag, log, matrix, paths, results, source, targets, x86check
+from . import asmcheck, backport, build, diag, fidelity, log, matrix, paths, results, source, targets, x86check
 
-QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'warnings', 'docs', 'asm', 'x86_64')
+QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'fidelity', 'warnings', 'docs', 'asm', 'x86_64')
 ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'arm', 'bisect', 'bisect-cross',
                            'bisect-kunit', 'configs')
 # Configurations the whole series must build with (Image only), beyond
@@ -390,6 +396,38 @@ def gate_order(tag):
 
 # ---- builds: bisectability and configuration variants --------------------
 
+def _prepare_reference():
+    """Unpack the mainline base as shipped (KMT_BASE=7.3 prepare), for
+    the fidelity gate of another base."""
+    logfile = os.path.join(paths.LOGS, 'fidelity-reference.log')
+    os.makedirs(paths.LOGS, exist_ok=True)
+    with log.phase('unpack the %s tree for the fidelity gate' % fidelity.REFERENCE_BASE):
+        log.run([sys.executable, '-m', 'kmt', 'prepare'], logfile=logfile, cwd=paths.REPO,
+                env=dict(os.environ, KMT_BASE=fidelity.REFERENCE_BASE))
+
+
+def gate_fidelity(tag):
+    """Each backport of the series against mainline's change (kmt/fidelity.py)."""
+    names = source.read_series()
+    shas = dict(zip(names, [sha for sha, _ in series_commits(tag)]))
+    linux_git = os.environ.get('LINUX_GIT') or None
+    if paths.BASE_NAME == fidelity.REFERENCE_BASE and not linux_git:
+        return _record('fidelity', [_test('fidelity', 'backports', True)],
+                       problems=()) if not any(
+            backport.Patch(open(os.path.join(paths.PATCHES, n)).read()).upstream_id()
+            for n in names) else _record('fidelity', [], problems=[results.problem(
+                'gate', 'a backport on the mainline base itself needs LINUX_GIT=')])
+    mainline = None if linux_git else fidelity.reference_tree(_prepare_reference)
+    tests, lines = fidelity.gate(names, paths.PATCHES, paths.SRC, shas, mainline, linux_git)
+    os.makedirs(SERIES_RESULTS, exist_ok=True)
+    out_file = os.path.join(SERIES_RESULTS, 'fidelity.txt')
+    with open(out_file, 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    for l in lines:
+        log.info(l)
+    return _record('fidelity', [_test('fidelity', n, ok, d) for n, ok, d in tests], out_file)
+
+
 def gate_bisect(tag):
     """Build every prefix of the series (the last one is the series) with
     the lean config, in one out dir: each step is an incremental build."""
@@ -559,6 +597,7 @@ GATE_PACKAGES = {'arm': tuple(x86check.packages(('arm-multi_v7',))),
 
 GATES = {'x86_64': gate_x86_64, 'x86_64-kasan': gate_x86_64_kasan, 'arm': gate_arm,
          'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers, 'order': gate_order,
+         'fidelity': gate_fidelity,
          'warnings': gate_warnings, 'docs': gate_docs, 'asm': gate_asm,
          'bisect': gate_bisect, 'bisect-cross': gate_bisect_cross,
          'bisect-kunit': gate_bisect_kunit, 'configs': gate_configs}
