@@ -209,6 +209,10 @@ SUITES = {s.name: s for s in [
 # make check: the lean kernel, every kasan mode.
 CHECK = [
     Cell('sync', 'lean', 'mte', 'sync', ('kasan', 'mte', 'lkdtm-refcount', 'lkdtm-stack')),
+    # The same kernel booted once more for its arm64_mte suite (one
+    # built-in KUnit suite per boot): in sync mode exception entry and
+    # exit leave TFSR_EL1 alone (part 1), and TCMA1 is set as before.
+    Cell('sync-tfsr', 'lean', 'mte', 'sync', ('arm64-mte',)),
     Cell('async', 'lean', 'mte', 'async', ('kasan', 'mte', 'lkdtm-stack')),
     Cell('asymm', 'lean', 'mte', 'asymm', ('kasan', 'mte', 'lkdtm-stack')),
     # refcount_t (KUnit suite, 4 vCPUs for its concurrency case, and the
