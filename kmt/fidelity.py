@@ -32,7 +32,8 @@ from . import backport, log
 
 KEYWORDS = frozenset('''auto bool break case char const continue default do double else
 enum extern float for goto if inline int long register return short signed sizeof static
-struct switch typedef union unsigned void volatile while true false NULL'''.split())
+struct switch typedef union unsigned void volatile while true false NULL
+define undef ifdef ifndef elif endif include pragma'''.split())
 _IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
 
 
@@ -51,6 +52,7 @@ class Change:
     line: str           # normalized
     lineno: int         # in the new file ('+') or the old one ('-'), 1-based
     func: str = ''      # the function it is in ('' at file scope)
+    block: int = 0      # the run of added (or removed) lines it is in
 
 
 def diff_changes(diff_text):
@@ -84,6 +86,12 @@ def diff_changes(diff_text):
             old += 1
         else:
             old, new = old + 1, new + 1
+    # Runs: changes of one file and sign on consecutive lines (blank ones
+    # between them not counted) are one block.
+    for i, c in enumerate(out):
+        p = out[i - 1] if i else None
+        same = p and p.path == c.path and p.sign == c.sign and 0 < c.lineno - p.lineno <= 2
+        c.block = p.block if same else (p.block + 1 if p else 1)
     return out, paths
 
 
@@ -145,6 +153,7 @@ class Difference:
     ours: int           # how often the backport has it (tree mode: in the patched file)
     theirs: int         # how often mainline has it
     why: str = ''       # how the note names it ('' : it does not)
+    blocks: tuple = ()  # the runs of changed lines it stands in
 
     def describe(self):
         where = '%s%s' % (self.path, ' %s()' % self.func if self.func else '')
@@ -186,7 +195,9 @@ def tree_differences(changes, after, mainline):
             a_scope, m_scope = (a_text or '').split('\n'), m_text.split('\n')
         a, m = count(c.line, a_scope), count(c.line, m_scope)
         if a != m:
-            d = Difference(c.path, c.func, c.line, a, m)
+            d = Difference(c.path, c.func, c.line, a, m,
+                           blocks=tuple(x.block for x in changes
+                                        if x.path == c.path and x.line == c.line))
             d.other = '\n'.join(m_scope if a > m else a_scope)
             out.append(d)
     return out
@@ -203,7 +214,9 @@ def diff_differences(ours, theirs):
     out = []
     for k in sorted(set(a) | set(m)):
         if a[k] != m[k]:
-            d = Difference(k[0], funcs[k], '%s%s' % (k[1], k[2]), a[k], m[k])
+            d = Difference(k[0], funcs[k], '%s%s' % (k[1], k[2]), a[k], m[k],
+                           blocks=tuple(('ours', c.block) for c in ours if key(c) == k) +
+                           tuple(('theirs', c.block) for c in theirs if key(c) == k))
             d.other = their_text if a[k] > m[k] else our_text
             out.append(d)
     return out
@@ -221,6 +234,12 @@ def judge(patch_text, differences):
         # Without the '+'/'-' of a clone diff line for the quote check.
         line = d.line[1:] if d.line[:1] in '+-' and d.line[1:2] != '-' else d.line
         d.why = named_by(note, dataclasses.replace(d, line=line), getattr(d, 'other', ''))
+    # A run of changed lines the note names a line of is named as a whole
+    # (e.g. an #ifndef block whose first line the note quotes).
+    named_blocks = {b for d in differences if d.why for b in d.blocks}
+    for d in differences:
+        if not d.why and set(d.blocks) & named_blocks:
+            d.why = 'in a run of lines the note names'
     return [d for d in differences if not d.why]
 
 

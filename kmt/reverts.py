@@ -38,7 +38,7 @@ from typing import Tuple
 from . import build, log, matrix, paths, results, source
 
 RESULT_FILE = os.path.join(paths.RESULTS, 'reverts.json')
-_KEYS = {'change', 'cell', 'fails', 'passes', 'why'}
+_KEYS = {'change', 'cell', 'fails', 'passes', 'why', 'reports'}
 BROKEN_RUN = ('panic', 'timeout', 'qemu', 'missing')
 REPORT_KINDS = {kind for kind, _ in results.REPORTS}
 
@@ -50,6 +50,11 @@ class Revert:
     fails: Tuple[str, ...]      # SUITE/CASE that must fail without it
     passes: Tuple[str, ...] = ()
     why: str = ''               # what the failing assertions see
+    # Kinds of kernel report (results.REPORTS) that the revert itself
+    # makes the kernel print, and must: what the change stops (e.g. a
+    # report of an asynchronous fault that never happened). Any other
+    # report still breaks the run.
+    reports: Tuple[str, ...] = ()
 
     @property
     def slug(self):
@@ -163,8 +168,13 @@ def load(path=None, subjects=None, cells=None):
         if d['change'] not in subjects:
             raise log.StepError('%s: no patch of the series has this subject' % where)
         _check_cases(where, cells(d['cell']), list(d['fails']) + list(d.get('passes', ())))
+        bad = [k for k in d.get('reports', ()) if k not in REPORT_KINDS]
+        if bad:
+            raise log.StepError('%s: reports names %s, not a kind of kernel report (%s)'
+                                % (where, ', '.join(bad), ', '.join(sorted(REPORT_KINDS))))
         e = Revert(change=d['change'], cell=d['cell'], fails=tuple(d['fails']),
-                   passes=tuple(d.get('passes', ())), why=d.get('why', ''))
+                   passes=tuple(d.get('passes', ())), why=d.get('why', ''),
+                   reports=tuple(d.get('reports', ())))
         _add(out, e, where, 'entry for this change and cell')
     if not out:
         raise log.StepError('%s lists no [[revert]]' % os.path.basename(path))
@@ -215,13 +225,21 @@ def verdict(entry, tests, problems, baseline=None):
     of the series itself in the same cell; every listed case must have
     passed there."""
     lines = []
-    broken = [p for p in problems if p['kind'] in BROKEN_RUN or p['kind'] in REPORT_KINDS]
+    expected = set(getattr(entry, 'reports', ()))
+    broken = [p for p in problems if p['kind'] in BROKEN_RUN or
+              (p['kind'] in REPORT_KINDS and p['kind'] not in expected)]
     for p in broken:
         lines.append('run broken: %s' % p['text'][:160])
+    seen = {p['kind'] for p in problems} & expected
+    for k in sorted(expected):
+        if k in seen:
+            lines.append('the %s report the revert makes the kernel print came, as it must' % k)
+        else:
+            lines.append('no %s report, which the revert must make the kernel print' % k)
     status = {}
     for t in tests:
         status['%s/%s' % (t['suite'], t['name'])] = _st(t['status'])
-    ok = not broken
+    ok = not broken and seen == expected
     if baseline is not None:
         for t in entry.fails + entry.passes:
             if baseline.get(t) != 'pass':

@@ -174,3 +174,20 @@ class UnitTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class BlockTest(unittest.TestCase):
+    def test_a_named_line_names_its_run(self):
+        diff = ('diff --git a/k.h b/k.h\n--- a/k.h\n+++ b/k.h\n@@ -1,2 +1,5 @@\n'
+                ' #endif\n+#ifndef arch_hook\n+#define arch_hook()\n+#endif\n #endif\n')
+        changes, _ = fidelity.diff_changes(diff)
+        self.assertEqual(len({c.block for c in changes}), 1)
+        after = {'k.h': '#endif\n#ifndef arch_hook\n#define arch_hook()\n#endif\n#endif\n'}
+        diffs = fidelity.tree_differences(changes, after, {'k.h': '#endif\n#define hw_hook() arch_hook()\n#endif\n'})
+        # '#endif' names nothing: only the two lines with the hook compare.
+        self.assertEqual([d.line for d in diffs], ['#ifndef arch_hook', '#define arch_hook()'])
+        patch = ('From 0 Mon Sep 17 00:00:00 2001\nFrom: A <a@example.org>\nSubject: x\n\n'
+                 'commit %s upstream.\n\nx\n[ 6.1: adds "#ifndef arch_hook" defaults. ]\n'
+                 'Signed-off-by: B <b@example.org>\n---\n' % ('1' * 40))
+        self.assertEqual(fidelity.judge(patch, diffs), [])
+        self.assertEqual(diffs[1].why, 'in a run of lines the note names')

@@ -199,6 +199,33 @@ class MutationBranchTest(unittest.TestCase):
             reverts.mutation_branch(self.mutation(file='include/none.h'), 'HEAD')
 
 
+class ExpectedReportTest(unittest.TestCase):
+    KASAN = {'kind': 'kasan', 'text': 'BUG: KASAN: invalid-access'}
+
+    def entry(self, reports):
+        return load_toml(ONE + 'reports = %s\n' % reports)[0]
+
+    def test_the_report_the_revert_must_print(self):
+        e = self.entry('["kasan"]')
+        ok, lines = reverts.verdict(e, [test('kasan', 'page_table_untagged', 'fail')],
+                                    [self.KASAN])
+        self.assertTrue(ok, lines)
+        ok, lines = reverts.verdict(e, [test('kasan', 'page_table_untagged', 'fail')], [])
+        self.assertFalse(ok)
+        self.assertIn('no kasan report, which the revert must make the kernel print', lines)
+
+    def test_another_report_still_breaks_the_run(self):
+        ok, lines = reverts.verdict(self.entry('["kasan"]'),
+                                    [test('kasan', 'page_table_untagged', 'fail')],
+                                    [self.KASAN, {'kind': 'oops', 'text': 'Internal error'}])
+        self.assertFalse(ok)
+        self.assertIn('run broken: Internal error', lines)
+
+    def test_unknown_kind(self):
+        with self.assertRaisesRegex(log.StepError, 'not a kind of kernel report'):
+            self.entry('["kasn"]')
+
+
 class VerdictTest(unittest.TestCase):
     def setUp(self):
         self.e = load_toml(ONE + 'passes = ["kasan/kernel_stack_untagged"]\n')[0]
