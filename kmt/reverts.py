@@ -66,7 +66,8 @@ class Revert:
         return '%s [%s]' % (self.change, self.cell)
 
 
-_MKEYS = {'name', 'tests', 'cell', 'file', 'find', 'replace', 'fails', 'passes', 'why'}
+_MKEYS = {'name', 'tests', 'cell', 'file', 'find', 'replace', 'fails', 'passes', 'why',
+          'reports'}
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class Mutation:
     fails: Tuple[str, ...]
     passes: Tuple[str, ...] = ()
     why: str = ''
+    reports: Tuple[str, ...] = ()   # as for Revert
 
     @property
     def change(self):
@@ -168,10 +170,7 @@ def load(path=None, subjects=None, cells=None):
         if d['change'] not in subjects:
             raise log.StepError('%s: no patch of the series has this subject' % where)
         _check_cases(where, cells(d['cell']), list(d['fails']) + list(d.get('passes', ())))
-        bad = [k for k in d.get('reports', ()) if k not in REPORT_KINDS]
-        if bad:
-            raise log.StepError('%s: reports names %s, not a kind of kernel report (%s)'
-                                % (where, ', '.join(bad), ', '.join(sorted(REPORT_KINDS))))
+        _check_reports(where, d)
         e = Revert(change=d['change'], cell=d['cell'], fails=tuple(d['fails']),
                    passes=tuple(d.get('passes', ())), why=d.get('why', ''),
                    reports=tuple(d.get('reports', ())))
@@ -179,6 +178,13 @@ def load(path=None, subjects=None, cells=None):
     if not out:
         raise log.StepError('%s lists no [[revert]]' % os.path.basename(path))
     return out
+
+
+def _check_reports(where, d):
+    bad = [k for k in d.get('reports', ()) if k not in REPORT_KINDS]
+    if bad:
+        raise log.StepError('%s: reports names %s, not a kind of kernel report (%s)'
+                            % (where, ', '.join(bad), ', '.join(sorted(REPORT_KINDS))))
 
 
 def _check_cases(where, cell, cases):
@@ -210,9 +216,11 @@ def load_mutations(path=None, subjects=None, cells=None):
             raise log.StepError('%s: replace is the same as find' % where)
         cell = cells(d['cell'])
         _check_cases(where, cell, list(d['fails']) + list(d.get('passes', ())))
+        _check_reports(where, d)
         e = Mutation(name=d['name'], tests=d['tests'], cell=d['cell'], file=d['file'],
                      find=d['find'], replace=d['replace'], fails=tuple(d['fails']),
-                     passes=tuple(d.get('passes', ())), why=d.get('why', ''))
+                     passes=tuple(d.get('passes', ())), why=d.get('why', ''),
+                     reports=tuple(d.get('reports', ())))
         _add(out, e, where, 'mutation of this name and cell')
     return out
 

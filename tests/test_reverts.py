@@ -225,6 +225,18 @@ class ExpectedReportTest(unittest.TestCase):
         with self.assertRaisesRegex(log.StepError, 'not a kind of kernel report'):
             self.entry('["kasn"]')
 
+    def test_a_mutation_names_its_report_too(self):
+        (m,) = load_toml(ONE + MUTATION + 'reports = ["kasan"]\n',
+                         loader=reverts.load_mutations)
+        self.assertEqual(m.reports, ('kasan',))
+        fails = [test(*c.split('/'), 'fail') for c in m.fails]
+        ok, lines = reverts.verdict(m, fails, [self.KASAN])
+        self.assertTrue(ok, lines)
+        ok, lines = reverts.verdict(m, fails, [])
+        self.assertFalse(ok)
+        with self.assertRaisesRegex(log.StepError, 'not a kind of kernel report'):
+            load_toml(ONE + MUTATION + 'reports = ["kasn"]\n', loader=reverts.load_mutations)
+
 
 class VerdictTest(unittest.TestCase):
     def setUp(self):
