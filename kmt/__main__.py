@@ -629,7 +629,8 @@ def build_parser():
                    default=os.environ.get('QUICK', '0') not in ('', '0'))
     p.add_argument('--plan', choices=sorted(bench.PLANS),
                    help='full (default), quick (= --quick), counts (full without '
-                        'wall-time pairs and part 3), shapes (upstream sizes) or refcount')
+                        'wall-time pairs and part 3), entry (counts of the system call '
+                        'and context switch rows), shapes (upstream sizes) or refcount')
     return ap
 
 

@@ -48,6 +48,13 @@ PLANS = {
     # what a base whose series has no refcount_t part quotes (6.1).
     'counts': {'modes': MODES, 'pairs': 1, 'ratio_modes': ('sync',), 'bench': 'all',
                'phase_shift': PHASE_SHIFT_LOOPS},
+    # PLAN=entry: the exact counts of the benchmarks that are one kernel
+    # entry and exit, or a context switch, in every mode, with the repeat
+    # boot: what a change to the exception entry/exit and context switch
+    # paths (the TFSR_EL1 checks) quotes, in a fraction of PLAN=counts.
+    'entry': {'modes': MODES, 'pairs': 0, 'ratio_modes': (),
+              'bench': 'getpid=20000,getppid=20000,invalid_syscall=20000,ctxsw=2000',
+              'phase_shift': PHASE_SHIFT_LOOPS, 'output': 'entry'},
     'quick': {'modes': ('off', 'sync'), 'pairs': 1, 'ratio_modes': ('sync',),
               'bench': 'getpid=2000,getppid=2000,invalid_syscall=2000,ctxsw=500,'
                        'thread=50,fork64m=5'},
