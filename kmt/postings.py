@@ -38,7 +38,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Tuple
 
-from . import log, paths, source
+from . import log, paths, provenance, source
 
 KINDS = ('fix', 'cleanup', 'test', 'feature')
 MAX_COLUMNS = 75
@@ -342,6 +342,10 @@ def static_problems(posting, mails, cited, base):
                     problems.append('%s: %s is not in its To/Cc' % (n, want))
     for i, (n, t) in enumerate(patches):
         problems += patch_problems(n, t, posting, cited, i == 0, single, base)
+    # A figure in a posting comes from a run of its base.
+    for n, t in mails:
+        text = t if n.startswith('0000-') else provenance.message(t)
+        problems += ['%s: %s' % (n, p) for p in provenance.figure_problems(text, base)]
     return problems
 
 
@@ -520,6 +524,10 @@ def tree_problems(posting, mails, tag, src=None):
     except log.StepError as e:
         problems.append(str(e))
         shas = []
+    symbols = provenance.kconfig_symbols(source.BRANCH, src)
+    for n, text in mails:
+        body = text if n.startswith('0000-') else provenance.message(text)
+        problems += ['%s: %s' % (n, p) for p in provenance.config_problems(body, symbols)]
     for i, (n, text) in enumerate(patches):
         path = os.path.join(d, n)
         res = subprocess.run(['perl', 'scripts/checkpatch.pl', '--strict', '-q', path],

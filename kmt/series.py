@@ -23,6 +23,9 @@ the same shape as a matrix cell, so make check can fold them in.
                note, and it keeps no upstream changelog (kmt/fidelity.py;
                LINUX_GIT=<mainline clone>: against git show <id>, else
                against the 7.3.4 tree)
+  provenance   no message or cover letter quotes a figure from a run of
+               another base, or names an option the base's Kconfig lacks
+               (kmt/provenance.py)
   bisect       every prefix of the series builds (lean config)
   bisect-cross every prefix: the x86_64, x86_64-kasan and arm builds above,
                on the files the prefix has touched
@@ -32,8 +35,8 @@ the same shape as a matrix cell, so make check can fold them in.
   configs      the whole series builds with KASAN off and with MTE (and
                LSE atomics) off, so every #ifdef branch compiles
 
-make check runs checkpatch, maintainers, order, fidelity, warnings, docs,
-asm and x86_64 (minutes); the x86_64-kasan, arm, bisect, bisect-cross, bisect-kunit and
+make check runs checkpatch, maintainers, order, fidelity, provenance,
+warnings, docs, asm and x86_64 (minutes); the x86_64-kasan, arm, bisect, bisect-cross, bisect-kunit and
 configs gates
 rebuild large parts of the kernel and run with make series-check ALL=1."""
 
@@ -44,9 +47,11 @@ import re
 import subprocess
 import sys
 
-from . import asmcheck, backport, build, diag, fidelity, log, matrix, paths, results, source, targets, x86check
+from . import (asmcheck, backport, build, diag, fidelity, log, matrix, paths, provenance,
+               results, source, targets, x86check)
 
-QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'fidelity', 'warnings', 'docs', 'asm', 'x86_64')
+QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'fidelity', 'provenance', 'warnings',
+               'docs', 'asm', 'x86_64')
 ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'arm', 'bisect', 'bisect-cross',
                            'bisect-kunit', 'configs')
 # Configurations the whole series must build with (Image only), beyond
@@ -396,6 +401,27 @@ def gate_order(tag):
 
 # ---- builds: bisectability and configuration variants --------------------
 
+def gate_provenance(tag):
+    """Every patch message and the cover letter: each figure from a run of
+    this base, each option one of its Kconfig files defines (with the
+    series applied: HEAD)."""
+    base = re.split(r'[-~+]', source.base_version())[0]
+    symbols = provenance.kconfig_symbols('HEAD')
+    names = source.read_series()
+    cover = os.path.join(paths.PATCHES, '0000-cover-letter.patch')
+    if os.path.exists(cover):
+        names = ['0000-cover-letter.patch'] + names
+    tests = []
+    for n in names:
+        with open(os.path.join(paths.PATCHES, n)) as f:
+            text = f.read()
+        if not n.startswith('0000-'):
+            text = provenance.message(text)
+        found = provenance.figure_problems(text, base) + provenance.config_problems(text, symbols)
+        tests.append(_test('provenance', n, not found, '; '.join(found[:3])))
+    return _record('provenance', tests)
+
+
 def _prepare_reference():
     """Unpack the mainline base as shipped (KMT_BASE=7.3 prepare), for
     the fidelity gate of another base."""
@@ -597,7 +623,7 @@ GATE_PACKAGES = {'arm': tuple(x86check.packages(('arm-multi_v7',))),
 
 GATES = {'x86_64': gate_x86_64, 'x86_64-kasan': gate_x86_64_kasan, 'arm': gate_arm,
          'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers, 'order': gate_order,
-         'fidelity': gate_fidelity,
+         'fidelity': gate_fidelity, 'provenance': gate_provenance,
          'warnings': gate_warnings, 'docs': gate_docs, 'asm': gate_asm,
          'bisect': gate_bisect, 'bisect-cross': gate_bisect_cross,
          'bisect-kunit': gate_bisect_kunit, 'configs': gate_configs}
