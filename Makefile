@@ -45,7 +45,7 @@ cells:
 	$(KMT) cells
 shell:          ## CELL=sync: boot that cell's kernel and initramfs with a shell on the console (GDB=1: gdb stub on :1234, halted; SUITES=1: run its suites first)
 	$(PY) -m kmt shell $(or $(CELL),sync) $(if $(filter-out 0,$(GDB)),--gdb) $(if $(filter-out 0,$(SUITES)),--suites)
-cover:          ## the cover letter and README results from the last run (6.12: make bench; BASE=7.3: make check)
+cover:          ## the cover letter and README results from the last run (6.12: make bench; FROM=entry: make bench PLAN=entry; BASE=7.3: make check)
 	$(KMT) cover
 compare:        ## every base's bench results side by side (README); MEASURE=1: first measure every base in one run (QUICK sizes)
 	$(KMT) compare $(if $(filter-out 0,$(MEASURE)),--measure)

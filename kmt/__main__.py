@@ -374,10 +374,11 @@ def bench_marker(base_name=None):
 def cmd_cover(args):
     if paths.BASE.cover_results == 'check':
         return write_check_cover()
-    res_json = os.path.join(paths.RESULTS, 'bench', 'results.json')
+    res_json = os.path.join(paths.RESULTS, 'bench', args.results + '.json')
     if not os.path.exists(res_json):
-        raise log.StepError('no %s: run make bench first' % res_json)
-    md = os.path.join(paths.RESULTS, 'bench', 'results.md')
+        raise log.StepError('no %s: run make bench%s first' % (
+            res_json, '' if args.results == 'results' else ' PLAN=' + args.results))
+    md = os.path.join(paths.RESULTS, 'bench', args.results + '.md')
     with open(res_json) as f:
         table = bench.markdown_table(json.load(f))
     with open(md, 'w') as f:
@@ -385,6 +386,10 @@ def cmd_cover(args):
     out = source.write_cover_letter(os.path.join(paths.REPO, 'docs',
                                                  paths.BASE.cover_template), md)
     log.info('wrote %s' % os.path.relpath(out, paths.REPO))
+    if args.results != 'results':
+        # A partial run fills the cover letter, not the README's table of
+        # every benchmark.
+        return done()
     replace_readme_section(bench_marker(), table)
     if paths.BASE_NAME != bases.DEFAULT:
         return done()
@@ -611,7 +616,10 @@ def build_parser():
     p.add_argument('--gate', action='append', choices=series.ALL_GATES)
     p.add_argument('--prefix', action='append', type=int,
                    help='bisect-kunit: only this prefix of the series (1-based, repeatable)')
-    command('cover', cmd_cover)
+    p = command('cover', cmd_cover)
+    p.add_argument('--from', dest='results', default=os.environ.get('FROM') or 'results',
+                   help='the make bench results to quote: results (default: the full or '
+                        'PLAN=counts run) or entry (PLAN=entry)')
     command('kunitpy', cmd_kunitpy,
             help="the series' KUnit suites through the kernel's kunit.py, compared case by "
                  "case with the last make check's cells")
