@@ -93,6 +93,8 @@ class Posting:
     # 'ready', or what is missing before it can be sent.
     status: str = ''
     measures: Tuple[Measure, ...] = ()
+    # The tree that takes it ("mm", "arm64", ...): said in the mails.
+    tree: str = ''
 
 
 def postings_file(patch_dir=None):
@@ -104,7 +106,7 @@ def posting_dir(name, patch_dir=None):
 
 
 _KEYS = {'kind', 'what', 'commits', 'to', 'cc', 'no_stable', 'cover_subject',
-         'cover_text', 'proof', 'status', 'measure'}
+         'cover_text', 'proof', 'status', 'measure', 'tree'}
 _PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig', 'kernel_args', 'before'}
 _MEASURE_KEYS = {'what', 'cell', 'bench', 'calls'}
 
@@ -138,8 +140,9 @@ def load(path=None):
             raise log.StepError('%s: unknown keys %s' % (where, ', '.join(sorted(unknown))))
         if d.get('kind') not in KINDS:
             raise log.StepError('%s: kind must be one of %s' % (where, ', '.join(KINDS)))
-        if not d.get('commits') or not d.get('what') or not d.get('status'):
-            raise log.StepError('%s: needs what, commits and status' % where)
+        if not d.get('commits') or not d.get('what') or not d.get('status') \
+                or not d.get('tree'):
+            raise log.StepError('%s: needs what, commits, status and tree' % where)
         if len(d['commits']) > 1 and not (d.get('cover_subject') and d.get('cover_text')):
             raise log.StepError('%s: more than one patch: needs cover_subject and cover_text'
                                 % where)
@@ -173,7 +176,7 @@ def load(path=None):
                            tuple(d.get('to', ())), tuple(d.get('cc', ())),
                            d.get('no_stable', ''), d.get('cover_subject', ''),
                            d.get('cover_text', ''), tuple(proofs), d['status'],
-                           tuple(measures)))
+                           tuple(measures), d['tree']))
     return out
 
 
@@ -238,6 +241,10 @@ _DIFFSTAT = re.compile(r'^ \d+ files? changed', re.M)
 
 def base_line(base):
     return 'Based on %s.' % base
+
+
+def tree_line(tree):
+    return 'For the %s tree.' % tree
 
 
 def cover_problems(text, base):
@@ -342,6 +349,11 @@ def static_problems(posting, mails, cited, base):
                     problems.append('%s: %s is not in its To/Cc' % (n, want))
     for i, (n, t) in enumerate(patches):
         problems += patch_problems(n, t, posting, cited, i == 0, single, base)
+    # A maintainer reads which tree is meant to take it.
+    said = covers if covers else patches[:1]
+    for n, t in said:
+        if tree_line(posting.tree) not in ' '.join(t.split()):
+            problems.append('%s: does not say "%s"' % (n, tree_line(posting.tree)))
     # A figure in a posting comes from a run of its base.
     for n, t in mails:
         text = t if n.startswith('0000-') else provenance.message(t)
@@ -462,7 +474,8 @@ def write(posting, tag, src=None, patch_dir=None):
             dates.append(re.search(r'^Date: .*$', text, re.M).group(0))
             author = re.search(r'^From: .*$', text, re.M).group(0)
             if len(names) == 1:
-                note = textwrap.fill(base_line(base) + ' ' + debian_note(src, tag), 72)
+                note = textwrap.fill(tree_line(posting.tree) + ' ' + base_line(base) + ' '
+                                     + debian_note(src, tag), 72)
                 text = text.replace('\n---\n', '\n---\n%s\n\n' % note, 1)
         with open(path, 'w') as f:
             f.write(text)
@@ -476,7 +489,7 @@ def write(posting, tag, src=None, patch_dir=None):
         text = source.fold_subject(text.replace('*** SUBJECT HERE ***', posting.cover_subject),
                                    MAX_COLUMNS)
         blurb = posting.cover_text.strip('\n') + '\n\n' + textwrap.fill(
-            base_line(base) + ' ' + debian_note(src, tag), 72)
+            tree_line(posting.tree) + ' ' + base_line(base) + ' ' + debian_note(src, tag), 72)
         text = text.replace('*** BLURB HERE ***', blurb.strip())
         with open(path, 'w') as f:
             f.write(text)

@@ -33,6 +33,7 @@ kind = "fix"
 what = "x"
 commits = ["a: Fix b"]
 status = "ready"
+tree = "mm"
 '''
 
 
@@ -41,10 +42,20 @@ class LoadTest(unittest.TestCase):
         p, = load_toml(FIX)
         self.assertEqual((p.name, p.kind, p.commits), ('one', 'fix', ('a: Fix b',)))
 
+    def test_a_posting_says_its_tree(self):
+        p, mails = real('vrealloc')
+        self.assertEqual(p.tree, 'mm')
+        cover = dict(mails)[[n for n, _ in mails if n.startswith('0000-')][0]]
+        self.assertIn(postings.tree_line('mm'), ' '.join(cover.split()))
+        bare = [(n, t.replace(postings.tree_line('mm'), '')) for n, t in mails]
+        found = postings.static_problems(p, bare, CITED, BASE)
+        self.assertTrue(any('For the mm tree.' in f for f in found), found)
+
     def test_bad_entries_named(self):
         for text, what in [
                 (FIX.replace('"fix"', '"bugfix"'), 'kind'),
                 (FIX.replace('status = "ready"', ''), 'status'),
+                (FIX.replace('tree = "mm"', ''), 'tree'),
                 (FIX.replace('["a: Fix b"]', '["a: Fix b", "a: Test b"]'), 'cover_subject'),
                 (FIX + 'colour = "red"\n', 'unknown keys'),
                 (FIX + '[[one.proof]]\nrunner = "cell"\ntest = "kasan/x"\n', 'names its cell'),
