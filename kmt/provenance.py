@@ -22,8 +22,7 @@ _FIGURE = re.compile(r'\b(?:instructions?|insns?|bytes|KiB|MiB|KB|MB|cases|tag s
                      r'|barriers|cycles|bloat-o-meter|per operation|counted)\b|\d%|\S\s->\s',
                      re.I)
 # A kernel release: v6.12 / v7.3.4, 6.12.117, Linux 6.12 / linux-source-6.12 /
-# on 6.12,
-# and 6.12 before .y, 's, -based, kernel, series, suite, base or tree. Other
+# on 6.12, and 6.12 before .y, 's, -based, kernel, series, suite, base or tree. Other
 # tools' versions (QEMU 10.0, clang 14.0.6) have a two-digit major or come
 # without one of those forms.
 _RELEASE = re.compile(r"""

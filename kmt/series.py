@@ -399,8 +399,6 @@ def gate_order(tag):
     return _record('order', tests)
 
 
-# ---- builds: bisectability and configuration variants --------------------
-
 def gate_provenance(tag):
     """Every patch message and the cover letter: each figure from a run of
     this base, each option one of its Kconfig files defines (with the
@@ -421,6 +419,8 @@ def gate_provenance(tag):
         tests.append(_test('provenance', n, not found, '; '.join(found[:3])))
     return _record('provenance', tests)
 
+
+# ---- builds: bisectability and configuration variants --------------------
 
 def _prepare_reference():
     """Unpack the mainline base as shipped (KMT_BASE=7.3 prepare), for
