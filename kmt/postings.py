@@ -538,6 +538,7 @@ def tree_problems(posting, mails, tag, src=None):
         problems.append(str(e))
         shas = []
     symbols = provenance.kconfig_symbols(source.BRANCH, src)
+    maintainers = gates.read_maintainers(src)
     for n, text in mails:
         body = text if n.startswith('0000-') else provenance.message(text)
         problems += ['%s: %s' % (n, p) for p in provenance.config_problems(body, symbols)]
@@ -546,7 +547,7 @@ def tree_problems(posting, mails, tag, src=None):
         res = subprocess.run(['perl', 'scripts/checkpatch.pl', '--strict', '-q', path],
                              cwd=src, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
-        left = gates.unknown_ids_accounted(res.stdout, text, cited)
+        left = gates.unknown_ids_accounted(res.stdout, text, cited, maintainers)
         if left or (res.returncode != 0 and not gates.checkpatch_findings(res.stdout)):
             problems.append('%s: checkpatch --strict: %s' % (n, '; '.join(left[:3])
                                                               or res.stdout[-200:]))

@@ -145,12 +145,69 @@ def _upstream_reports_only(patch_text):
     return len(sobs) >= 2 and all(i < sobs[-2] for i in reps)
 
 
-def unknown_ids_accounted(output, patch_text, cited):
+_NEW_FILE_FINDING = 'WARNING: added, moved or deleted file(s), does MAINTAINERS need updating?'
+_NEW_FILE = re.compile(r'^diff --git a/\S+ b/(\S+)\nnew file mode ', re.M)
+
+
+def _maintainers_pattern(value):
+    # get_maintainer.pl's conversion of an F:/X: pattern to a regex
+    return re.escape(value).replace(r'\*', '.*').replace(r'\?', '.')
+
+
+def _maintainers_match(path, value):
+    """get_maintainer.pl's file_match_pattern(): a pattern ending in / covers
+    everything below it; any other matches from the start with as many
+    directory levels as the path."""
+    if not re.match(_maintainers_pattern(value), path):
+        return False
+    return value.endswith('/') or path.count('/') == value.count('/')
+
+
+def maintainers_sections(text):
+    """[(name, [F: patterns], [X: patterns])] of a MAINTAINERS file."""
+    sections, cur = [], None
+    for line in text.splitlines():
+        if re.match(r'^[FX]:\s', line) and cur is not None:
+            cur[1 if line[0] == 'F' else 2].append(line[2:].strip())
+        elif line and not re.match(r'^[A-Z]:', line) and not line[0].isspace():
+            cur = (line.strip(), [], [])
+            sections.append(cur)
+    return sections
+
+
+def covered_by_maintainers(path, text):
+    """A section of MAINTAINERS other than THE REST covers path."""
+    for name, files, excludes in maintainers_sections(text):
+        if name == 'THE REST':
+            continue
+        if any(_maintainers_match(path, v) for v in files) and \
+                not any(_maintainers_match(path, v) for v in excludes):
+            return True
+    return False
+
+
+def read_maintainers(tree):
+    """The MAINTAINERS text of a kernel tree (None if it has none)."""
+    try:
+        with open(os.path.join(tree, 'MAINTAINERS')) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def unknown_ids_accounted(output, patch_text, cited, maintainers=None):
     """checkpatch's findings minus its 'Unknown commit id' warnings for ids
     listed in cited whose subject the patch quotes exactly as listed (or
     whose backport the patch is), and, in such a backport, the findings on
-    the upstream tags it must keep (a Reported-by: without Closes:)."""
+    the upstream tags it must keep (a Reported-by: without Closes:). Given
+    the base's MAINTAINERS text, also minus checkpatch's question whether
+    MAINTAINERS needs updating, when every file the patch adds is already
+    covered by a section of it (not THE REST): adding an entry for it
+    would be churn."""
     left = []
+    added = _NEW_FILE.findall(patch_text)
+    new_files_covered = maintainers is not None and bool(added) and \
+        all(covered_by_maintainers(f, maintainers) for f in added)
     # A message may wrap the quoted subject over two lines.
     flat = ' '.join(patch_text.split())
     backport = backport_of(patch_text, cited)
@@ -163,6 +220,8 @@ def unknown_ids_accounted(output, patch_text, cited):
             continue
         if backport and f.startswith(_UPSTREAM_TAG_FINDINGS) and \
                 _upstream_reports_only(patch_text):
+            continue
+        if f.startswith(_NEW_FILE_FINDING) and new_files_covered:
             continue
         left.append(f)
     return left
@@ -197,6 +256,7 @@ def uncited_ids(patch_text, cited):
 def gate_checkpatch(tag):
     tests = []
     cited = load_cited_commits(os.path.join(paths.PATCHES, 'cited-commits.txt'))
+    maintainers = read_maintainers(paths.SRC)
     for p in source.read_series():
         path = os.path.join(paths.PATCHES, p)
         # checkpatch runs scripts/spdxcheck.py with the first python3 on
@@ -208,7 +268,7 @@ def gate_checkpatch(tag):
                              stderr=subprocess.STDOUT, text=True)
         with open(path) as f:
             text = f.read()
-        found = unknown_ids_accounted(res.stdout, text, cited)
+        found = unknown_ids_accounted(res.stdout, text, cited, maintainers)
         found += ['commit id %s is not in cited-commits.txt with the subject the message '
                   'quotes' % i for i in uncited_ids(text, cited)]
         # A helper that crashed checked nothing (spdxcheck.py without ply).
@@ -221,8 +281,9 @@ def gate_checkpatch(tag):
         ok = not found and not crashed
         # What checkpatch said that the gate accounts for is said, not hidden.
         accounted = [f for f in checkpatch_findings(res.stdout) if f not in found]
-        note = ('clean but for what a tree without mainline history or a backport\'s '
-                'upstream tags make it say: ' + '; '.join(accounted)) if accounted else 'clean'
+        note = ('clean but for what a tree without mainline history, a backport\'s '
+                'upstream tags or a new file MAINTAINERS already covers make it say: '
+                + '; '.join(accounted)) if accounted else 'clean'
         tests.append(_test('checkpatch', p, ok, '; '.join(found[:3]) or
                            (note if accounted else res.stdout[-200:])))
         log.info('checkpatch %s: %s' % (p, note if ok else '\n' + res.stdout.strip()))

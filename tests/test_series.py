@@ -330,3 +330,57 @@ class WorktreeTest(unittest.TestCase):
                 top = subprocess.run(['git', 'rev-parse', '--show-toplevel'], cwd=wt,
                                      capture_output=True, text=True).stdout.strip()
                 self.assertEqual(top, os.path.realpath(wt))
+
+
+class NewFileMaintainers(unittest.TestCase):
+    """checkpatch asks whether MAINTAINERS needs updating for every new
+    file; the gate answers it from the base's MAINTAINERS: a file an
+    existing section (not THE REST) already covers needs no entry, and
+    adding one would be churn a maintainer asks to drop."""
+    OUT = ('WARNING: added, moved or deleted file(s), does MAINTAINERS '
+           'need updating?\n')
+    MAINTAINERS = ('ARM64 PORT (AARCH64 ARCHITECTURE)\n'
+                   'M:\tA Maintainer <a@example.org>\n'
+                   'F:\tarch/arm64/\n'
+                   'X:\tarch/arm64/boot/dts/\n'
+                   '\n'
+                   'KASAN\n'
+                   'F:\tmm/kasan/\n'
+                   'F:\tlib/Kconfig.kasan\n'
+                   'F:\tinclude/linux/kasan*.h\n'
+                   '\n'
+                   'THE REST\n'
+                   'M:\tLinus <l@example.org>\n'
+                   'F:\t*\n'
+                   'F:\t*/\n')
+
+    @staticmethod
+    def patch(*files):
+        return ''.join('diff --git a/%s b/%s\nnew file mode 100644\n'
+                       '--- /dev/null\n+++ b/%s\n@@ -0,0 +1 @@\n+x\n' % (f, f, f)
+                       for f in files)
+
+    def left(self, *files):
+        return series.unknown_ids_accounted(self.OUT, self.patch(*files), {},
+                                            maintainers=self.MAINTAINERS)
+
+    def test_file_under_a_section_is_accounted(self):
+        self.assertEqual(self.left('arch/arm64/kernel/mte_kunit.c'), [])
+        self.assertEqual(self.left('include/linux/kasan-extra.h'), [])
+
+    def test_file_only_the_rest_covers_still_fails(self):
+        self.assertEqual(len(self.left('drivers/misc/new.c')), 1)
+
+    def test_excluded_file_still_fails(self):
+        self.assertEqual(len(self.left('arch/arm64/boot/dts/new.dts')), 1)
+
+    def test_one_uncovered_file_of_several_fails(self):
+        self.assertEqual(len(self.left('mm/kasan/new.c', 'drivers/misc/new.c')), 1)
+
+    def test_without_maintainers_the_warning_stays(self):
+        self.assertEqual(len(series.unknown_ids_accounted(
+            self.OUT, self.patch('mm/kasan/new.c'), {})), 1)
+
+    def test_glob_does_not_cross_directories(self):
+        self.assertEqual(self.left('include/linux/kasan.h'), [])
+        self.assertEqual(len(self.left('include/linux/sub/kasan.h')), 1)
