@@ -575,6 +575,32 @@ def fold_subject(text, width=75):
     return '\n'.join(lines) + sep + rest
 
 
+def config_options(lines, symbols):
+    """The options a config fragment sets, as a cover letter names them
+    (SMP, NR_CPUS=8), in order, each once with its last value (as
+    merge_config.sh would leave it), without
+    those the base's Kconfig does not define (symbols)."""
+    opts = {}
+    for line in lines:
+        m = re.match(r'^CONFIG_([A-Z0-9_]+)=(.*)$', line.strip())
+        if not m or m.group(1) not in symbols:
+            continue
+        opts[m.group(1)] = m.group(2)     # where it first came, its last value
+    return [k if v == 'y' else '%s=%s' % (k, v) for k, v in opts.items()]
+
+
+def benchmark_config_text(symbols, cfg_name='lean'):
+    """The benchmark kernel's options after allnoconfig, wrapped for a
+    cover letter: the fragments of targets.CONFIGS[cfg_name]."""
+    from . import targets
+    lines = []
+    for frag in targets.CONFIGS[cfg_name].fragments:
+        with open(os.path.join(paths.CONFIGS, frag)) as f:
+            lines += f.read().splitlines()
+    return textwrap.fill(', '.join(config_options(lines, symbols)), 72,
+                         break_on_hyphens=False, break_long_words=False)
+
+
 def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     """patches/0000-cover-letter.patch from a template, the patch subjects
     of patches/series and the benchmark table written by make bench."""
@@ -588,8 +614,12 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     with open(bench_md) as f:
         table = plain_text(cover_tables(f.read()))
     base = base or base_version()
-    body = fold_subject(text.format(count=len(patches), base=base, upstream=base.split('-')[0],
-                                    bench_table=table, shortlog=shortlog(subjects)))
+    fields = dict(count=len(patches), base=base, upstream=base.split('-')[0],
+                  bench_table=table, shortlog=shortlog(subjects))
+    if '{bench_config}' in text:
+        from . import provenance
+        fields['bench_config'] = benchmark_config_text(provenance.kconfig_symbols(BRANCH))
+    body = fold_subject(text.format(**fields))
     stat = series_diffstat()
     if stat and '{shortlog}' in text:
         body = body.rstrip('\n') + '\n\n' + stat

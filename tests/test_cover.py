@@ -116,3 +116,22 @@ class CoverTablesTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class ConfigOptions(unittest.TestCase):
+    """The cover letter's "To reproduce" lists the benchmark kernel's
+    options exactly, from the config fragments, less what the base does
+    not define (an option of another release must not be named)."""
+
+    def test_options_listed_in_order_without_prefix(self):
+        from kmt import source
+        lines = ['# comment', 'CONFIG_SMP=y', 'CONFIG_NR_CPUS=8', '',
+                 'CONFIG_ARM_PMUV3=y', '# CONFIG_FOO is not set', 'CONFIG_KASAN=y']
+        got = source.config_options(lines, {'SMP', 'NR_CPUS', 'KASAN', 'FOO'})
+        self.assertEqual(got, ['SMP', 'NR_CPUS=8', 'KASAN'])
+
+    def test_duplicates_keep_the_last_value(self):
+        from kmt import source
+        got = source.config_options(['CONFIG_NR_CPUS=4', 'CONFIG_X=y', 'CONFIG_NR_CPUS=8'],
+                                    {'NR_CPUS', 'X'})
+        self.assertEqual(got, ['NR_CPUS=8', 'X'])
