@@ -40,7 +40,7 @@ import subprocess
 import sys
 
 from . import (backport, bases, bench, build, compare, docs, identity, kunitpy, lava, lavarun, log, matrix,
-               paths, plan, plot, refbench, results, series, source, targets)
+               paths, plan, plot, provenance, refbench, results, series, source, targets)
 
 
 def setup_host(extra=()):
@@ -234,7 +234,8 @@ def write_check_cover():
     with open(md, 'w') as f:
         f.write(table)
     out = source.write_cover_letter(os.path.join(paths.REPO, 'docs', paths.BASE.cover_template),
-                                    md, base=summary['base'])
+                                    md, base=summary['base'],
+                                    config_symbols=provenance.kconfig_symbols(source.BRANCH))
     log.info('wrote %s' % os.path.relpath(out, paths.REPO))
     replace_readme_section('check-%s' % paths.BASE_NAME, table)
     return 0
@@ -384,7 +385,8 @@ def cmd_cover(args):
     with open(md, 'w') as f:
         f.write(table)
     out = source.write_cover_letter(os.path.join(paths.REPO, 'docs',
-                                                 paths.BASE.cover_template), md)
+                                                 paths.BASE.cover_template), md,
+                                    config_symbols=provenance.kconfig_symbols(source.BRANCH))
     log.info('wrote %s' % os.path.relpath(out, paths.REPO))
     if args.results != 'results':
         # A partial run fills the cover letter, not the README's table of

@@ -601,9 +601,11 @@ def benchmark_config_text(symbols, cfg_name='lean'):
                          break_on_hyphens=False, break_long_words=False)
 
 
-def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
+def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
+                       config_symbols=None):
     """patches/0000-cover-letter.patch from a template, the patch subjects
-    of patches/series and the benchmark table written by make bench."""
+    of patches/series and the benchmark table written by make bench
+    (config_symbols: the base's Kconfig symbols, for {bench_config})."""
     patches = read_series(patch_dir)
     subjects = []
     for p in patches:
@@ -617,8 +619,10 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None):
     fields = dict(count=len(patches), base=base, upstream=base.split('-')[0],
                   bench_table=table, shortlog=shortlog(subjects))
     if '{bench_config}' in text:
-        from . import provenance
-        fields['bench_config'] = benchmark_config_text(provenance.kconfig_symbols(BRANCH))
+        if config_symbols is None:
+            raise log.StepError('%s names {bench_config}: the base\'s Kconfig symbols '
+                                'are needed' % template)
+        fields['bench_config'] = benchmark_config_text(config_symbols)
     body = fold_subject(text.format(**fields))
     stat = series_diffstat()
     if stat and '{shortlog}' in text:
