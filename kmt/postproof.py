@@ -501,7 +501,8 @@ def measured_lines(posting):
         # A measure of calls is about them; the tag stores of its
         # benchmarks are another measure's business.
         for b in sorted(base['bench']) if not m.calls else ():
-            for k, label in (('tag_stores_per_op', 'tag stores/op'),
+            for k, label in (('plugin_insn_kernel_per_op', 'kernel instructions/op'),
+                             ('tag_stores_per_op', 'tag stores/op'),
                              ('tagged_bytes_per_op', 'tagged bytes/op')):
                 x, y = base['bench'][b].get(k), after['bench'].get(b, {}).get(k)
                 if x is not None and y is not None:

@@ -417,6 +417,17 @@ class MeasuredLinesTest(unittest.TestCase):
                 p2 = postings.Posting('scs', 'cleanup', 'x', ('a',), measures=(m2,))
                 self.assertEqual(postproof.measured_lines(p2), [
                     'measured (cell scs, 2 runs each): thread tag stores/op 68 -> 4'])
+                # Kernel instructions per operation (the plugin's count),
+                # where they repeated: the evidence of a change to a path.
+                data['measures'][0]['base']['repeated']['bench']['thread'][
+                    'plugin_insn_kernel_per_op'] = 296.345
+                data['measures'][0]['posting']['repeated']['bench']['thread'][
+                    'plugin_insn_kernel_per_op'] = 294.324
+                with open(os.path.join(d, 'scs-measure.json'), 'w') as f:
+                    json.dump(data, f)
+                self.assertEqual(postproof.measured_lines(p2), [
+                    'measured (cell scs, 2 runs each): thread kernel instructions/op '
+                    '296.35 -> 294.32; thread tag stores/op 68 -> 4'])
             finally:
                 postproof.PROOF_RESULTS = old
 
