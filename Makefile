@@ -6,7 +6,7 @@ export KMT_BASE := $(BASE)
 endif
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
-.PHONY: run check bench series-check setup shell prepare build-lean build-full selftest export signoff backport-messages postings postings-check postings-prove reverts cells cover compare lava lava-run lava-import clean distclean
+.PHONY: run check bench series-check setup shell prepare build-lean build-full selftest export signoff backport-messages postings postings-check postings-prove other-suites reverts cells cover compare lava lava-run lava-import clean distclean
 
 run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
 	$(KMT) run
@@ -39,6 +39,8 @@ postings-check: ## BASE=7.3: each posting applies alone, checkpatch, recipients,
 	$(KMT) postings check $(if $(filter-out 0,$(STATIC)),--static) $(POSTING)
 postings-prove: ## BASE=7.3: each posting's proofs: the test fails on the base as shipped, passes with the posting alone
 	$(KMT) postings prove $(POSTING)
+other-suites:   ## slub's, kfence's and the lib KUnit suites under KASAN HW_TAGS in each mode (ALL=1 make check runs it; BASE=7.3 for 7.3)
+	$(KMT) othersuites
 reverts:        ## each change of the series reverted alone: the tests patches/reverts.toml names must fail (CHANGE=part of a subject: only that one)
 	$(KMT) reverts run $(if $(CHANGE),'$(CHANGE)')
 cells:

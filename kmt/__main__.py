@@ -18,6 +18,10 @@
   python3 -m kmt cells            list the matrices
   python3 -m kmt kunitpy          the series' KUnit suites through kunit.py, compared
                                   with the last make check's cells (ALL=1 runs it)
+  python3 -m kmt othersuites [readme]
+                                  slub's, kfence's and the lib KUnit suites under KASAN
+                                  HW_TAGS, each mode (ALL=1 runs it); readme: their
+                                  table into docs/other-suites.md
   python3 -m kmt lava-run [--cell sync]
                                   the cell's LAVA job through lava-run here, compared
                                   with its direct run
@@ -40,6 +44,7 @@ import subprocess
 import sys
 
 from . import (backport, bases, bench, build, compare, docs, identity, kunitpy, lava, lavarun, log, matrix,
+               othersuites,
                paths, plan, plot, provenance, refbench, results, series, source, targets)
 
 
@@ -203,6 +208,8 @@ def cmd_matrix(args, name):
     if name == 'check-all' and not args.cell:
         # The series' suites through kunit.py, compared with the cells above.
         records.append(kunitpy.record(records))
+        # The other in-tree suites under HW_TAGS (docs/other-suites.md).
+        records.append(othersuites.record())
     if name.startswith('check') and not args.cell:
         records.append(bench_smoke_record(args.apply))
         records += series.run(series.QUICK_GATES)
@@ -522,6 +529,24 @@ def cmd_kunitpy(args):
     return 1 if c['fail'] else 0
 
 
+def cmd_othersuites(args):
+    if args.action == 'readme':
+        data = othersuites.last()
+        if not data:
+            raise log.StepError('no run of the other suites to show (build/results/%s.json): '
+                                'python3 -m kmt othersuites first' % othersuites.NAME)
+        replace_readme_section('other-suites-%s' % data['base'], othersuites.markdown(data))
+        return 0
+    setup_host()
+    tree_with_series(args)
+    rec = othersuites.record()
+    matrix.print_table([rec])
+    log.summary()
+    c = matrix.counts([rec])
+    print('%d passed, %d failed' % (c['pass'], c['fail']))
+    return 1 if c['fail'] else 0
+
+
 def cmd_shell(args):
     from . import shell  # pylint: disable=import-outside-toplevel
     setup_host()
@@ -625,6 +650,10 @@ def build_parser():
     command('kunitpy', cmd_kunitpy,
             help="the series' KUnit suites through the kernel's kunit.py, compared case by "
                  "case with the last make check's cells")
+    p = command('othersuites', cmd_othersuites,
+                help="slub's, kfence's and the lib KUnit suites under KASAN HW_TAGS, in each "
+                     "mode (kasan=off, sync, async, asymm)")
+    p.add_argument('action', nargs='?', choices=('run', 'readme'), default='run')
     p = command('shell', cmd_shell, help="boot a cell's kernel with a shell on the console")
     p.add_argument('cell_name', metavar='CELL', nargs='?', default='sync')
     p.add_argument('--gdb', action='store_true', help='QEMU gdb stub on :1234, halted at start')
