@@ -669,7 +669,8 @@ def build_parser():
     p.add_argument('--plan', choices=sorted(bench.PLANS),
                    help='full (default), quick (= --quick), counts (full without '
                         'wall-time pairs and part 3), entry (counts of the system call '
-                        'and context switch rows), shapes (upstream sizes) or refcount')
+                        'and context switch rows), shapes (upstream sizes), refcount, '
+                        'or attrib / attrib-gki (KASAN over kasan=off by cause)')
     return ap
 
 

@@ -9,7 +9,7 @@ import os
 import re
 import statistics
 
-from . import (attrib, bootspec, build, labresults, log, paths, plugin, qemu, refbench, results,
+from . import (attrib, bootspec, build, kasancost, labresults, log, paths, plugin, qemu, refbench, results,
                source, targets)
 
 KERNELS = ('baseline', 'patched')
@@ -73,6 +73,19 @@ PLANS = {
     # PLAN=refcount: part 3's benchmark alone (refbench.PLANS['idle']: more
     # interleaved pairs), for wall-time ratios from an otherwise idle host.
     'refcount': {'refcount_only': 'idle', 'output': 'refcount'},
+    # PLAN=attrib: what KASAN still costs over kasan=off on the patched
+    # kernel, per benchmark and mode, by cause (kmt/kasancost.py): the
+    # plugin's flat kernel profile of each mode against kasan=off, twice
+    # (the second boot with the timer phase shifted). PLAN=attrib-gki: the
+    # same on the GKI-shaped kernel with Android's boot options.
+    'attrib': {'attrib_only': True, 'modes': MODES,
+               'bench': 'getpid=2000,ctxsw=500,thread=200,thread8_child=20,fork64m=10',
+               'phase_shift': PHASE_SHIFT_LOOPS, 'output': 'attrib'},
+    'attrib-gki': {'attrib_only': True, 'modes': MODES,
+                   'bench': 'getpid=2000,ctxsw=500,thread=200,thread8_child=20,fork64m=10',
+                   'phase_shift': PHASE_SHIFT_LOOPS, 'config': 'lean-gki',
+                   'cmdline': ('kasan.stacktrace=off', 'kasan.page_alloc.sample=10'),
+                   'output': 'attrib-gki'},
 }
 # The benchmarks that allocate stacks / page tables: the baseline must
 # show tag stores of that use there (or the attribution rules are stale).
@@ -244,7 +257,7 @@ def plan_boots(plan_name, images):
 
 
 def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machine=MACHINE,
-          cmdline=()):
+          cmdline=(), profile=False):
     """One benchmark boot. With plugin_so: the kmt-count plugin loaded and
     the guest in time-only mode (no perf_event system calls inside the
     marked regions); returns the plugin's output as a third value."""
@@ -256,8 +269,8 @@ def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machi
     if plugin_so:
         if os.path.exists(counts):
             os.unlink(counts)
-        spec = spec.replace(qemu_extra=tuple(plugin.qemu_args(plugin_so, counts,
-                                                              chains=CHAIN_DEPTH)))
+        spec = spec.replace(qemu_extra=tuple(plugin.qemu_args(
+            plugin_so, counts, chains=0 if profile else CHAIN_DEPTH, profile=profile)))
     res = qemu.run(spec, echo=False)
     res.check()
     parsed = parse_bench(res.lines)
@@ -317,6 +330,8 @@ def run(quick=False, apply=True, plan_name=None):
     machine = plan.get('machine', MACHINE)
     cmdline = plan.get('cmdline', ())
     prefix = '' if plan_name in ('full', 'quick') else plan_name + '-'
+    if plan.get('attrib_only'):
+        return attrib_only(plan, plan_name, apply)
     kernels, head, same = build_kernels(apply, plan.get('config', 'lean'))
     if plan.get('refcount_only'):
         return refcount_only(plan, plan_name, kernels, head, same)
@@ -524,6 +539,84 @@ def refcount_only(plan, plan_name, kernels, head, same,
     results.write_json(os.path.join(outdir, plan['output'] + '.json'),
                        dict(result, phases=log.phases()))
     table = refbench.markdown_table(records)
+    with open(os.path.join(outdir, plan['output'] + '.md'), 'w') as f:
+        f.write(table)
+    return result, table
+
+
+def attrib_rows(profiles, ops, modes, shifted=None):
+    """[(benchmark, mode, kasancost.attribute() of the first boot, repeat)]
+    from {(mode, benchmark): {function: kernel instructions}} of the
+    first boots (and of the shifted ones: repeat is how far the gap moved
+    between the two, percent of the first; None without them)."""
+    rows = []
+    for b in sorted({b for _, b in profiles}, key=lambda b: list(ops).index(b)):
+        off = profiles.get(('off', b))
+        if off is None:
+            raise log.StepError('no kasan=off profile of %s: nothing to attribute against' % b)
+        for mode in modes:
+            if mode == 'off' or (mode, b) not in profiles:
+                continue
+            a = kasancost.attribute(off, profiles[(mode, b)], ops[b])
+            rep = None
+            if shifted is not None and ('off', b) in shifted and (mode, b) in shifted:
+                again = kasancost.attribute(shifted[('off', b)], shifted[(mode, b)], ops[b])
+                rep = (round(abs(again['gap'] - a['gap']) * 100.0 / abs(a['gap']), 2)
+                       if a['gap'] else 0.0)
+            rows.append((b, mode, a, rep))
+    return rows
+
+
+def attrib_only(plan, plan_name, apply, outdir=None):
+    """PLAN=attrib: the patched kernel only, booted in every mode under the
+    plugin's flat profile (profile=1), twice; the differences to kasan=off
+    by cause (kmt/kasancost.py). Results in <output>.json / .md."""
+    config = plan.get('config', 'lean')
+    cmdline = plan.get('cmdline', ())
+    tag = source.ensure_base()
+    if apply:
+        source.apply_series(tag=tag)
+    else:
+        source.check_tree_as_is(tag)
+    same = source.tree_is_base(baseline_ref(tag))
+    image, initrd = build.build_all(config, tree='series', series_tests=not same)
+    so = plugin.build()
+    symbols = attrib.Symbols.load(bootspec.system_map(image))
+    prefix = plan_name + '-'
+    boots = {}
+    problems = []
+    for shift in (0, plan.get('phase_shift') or 0):
+        if shift == 0 and boots:
+            continue
+        bench = plan['bench'] if not shift else '-s,%d,%s' % (shift, plan['bench'])
+        for mode in plan['modes']:
+            what = 'profile, kasan %s%s' % (mode, ', timer phase shifted' if shift else '')
+            with log.phase(what):
+                res, logf, out = _boot('patched', image, initrd, mode, bench, True,
+                                       prefix + ('profile-shift' if shift else 'profile'),
+                                       plugin_so=so, cmdline=cmdline, profile=True)
+            problems += ['%s: %s (%s)' % (what, e, logf) for e in plugin.compare_profile(out)]
+            regions = plugin.attribute(out.regions, [(b, v['ops']) for b, v in res.items()])
+            for b, (ops, region) in regions.items():
+                boots[(shift, mode, b)] = (ops, plugin.profile_by_function(
+                    out, symbols, {region['region']}))
+    ops = {}
+    for (_, _, b), (n, _) in sorted(boots.items(), key=lambda kv: kv[0][0]):
+        ops.setdefault(b, n)
+    order = [b.split('=')[0] for b in plan['bench'].split(',')]
+    ops = {b: ops[b] for b in order if b in ops}
+    first = {(m, b): p for (s, m, b), (_, p) in boots.items() if s == 0}
+    later = {(m, b): p for (s, m, b), (_, p) in boots.items() if s}
+    rows = attrib_rows(first, ops, plan['modes'], later or None)
+    result = dict(provenance(source.git(['rev-parse', 'HEAD']).stdout.strip(), same,
+                             plan_name), **{
+        'config': config, 'cmdline': list(cmdline), 'problems': problems,
+        'rows': [{'benchmark': b, 'kasan': m, 'repeat_pct': rep, **a}
+                 for b, m, a, rep in rows]})
+    outdir = outdir or os.path.join(paths.RESULTS, 'bench')
+    results.write_json(os.path.join(outdir, plan['output'] + '.json'),
+                       dict(result, phases=log.phases()))
+    table = kasancost.markdown(rows)
     with open(os.path.join(outdir, plan['output'] + '.md'), 'w') as f:
         f.write(table)
     return result, table

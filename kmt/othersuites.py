@@ -311,6 +311,8 @@ def run():
     out_dir = os.path.join(paths.RESULTS, NAME)
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(paths.LOGS, exist_ok=True)
+    # kunit.py makes the build directory, not its parents.
+    os.makedirs(paths.OUT, exist_ok=True)
     build_dir = os.path.join(paths.OUT, OUT_NAME)
     config_file = os.path.join(paths.OUT, NAME + '.kunitconfig')
     with open(config_file, 'w') as f:

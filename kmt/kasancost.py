@@ -1,0 +1,152 @@
+"""What KASAN HW_TAGS still costs over kasan=off, by cause: the kmt-count
+plugin's flat kernel profile (profile=1) of one kernel booted kasan=off
+and in a KASAN mode, per function and operation, the difference sorted
+into named causes by a table of functions (CAUSES), each with what it
+detects.
+
+The two boots run the same Image, so a function's instructions differ
+only because KASAN runs (its own functions, the checks and the tag
+stores inlined into the allocators) or because kasan=off takes another
+path (memory initialised by memset() or clear_page() where KASAN's tag
+stores initialise it). A function no rule names is 'other'; a cause's
+share is only stated where, for that benchmark and mode, the named
+causes cover COVER_PCT percent of the absolute per-function differences
+(what 'other' holds beyond that is the part not yet understood).
+
+HW_TAGS inlines kasan_poison() and kasan_unpoison() (mm/kasan/kasan.h)
+into their callers, so the function a tag store runs in already says
+which hook asked for it: __kasan_slab_alloc() for a slab object,
+__kasan_unpoison_pages() for pages, and so on.
+"""
+
+import fnmatch
+
+COVER_PCT = 90.0
+
+# (cause, what it detects, function name patterns (fnmatch)). First match
+# wins; a name is the System.map symbol without compiler suffixes.
+CAUSES = (
+    ('slab object tagging at alloc',
+     'out-of-bounds and use-after-free accesses to slab objects (the new tag)',
+     ('__kasan_slab_alloc', '__kasan_kmalloc', '__kasan_kmalloc_large', '__kasan_krealloc',
+      '__kasan_unpoison_new_object', '__kasan_mempool_unpoison_*', 'kasan_unpoison_object_data')),
+    ('slab object poisoning at free',
+     'use-after-free and double-free of slab objects (the free tag, the free checks)',
+     ('__kasan_slab_free', '__kasan_slab_pre_free', '__kasan_kfree_large',
+      '__kasan_poison_new_object', '__kasan_mempool_poison_*', 'check_slab_allocation',
+      'poison_slab_object', '__kasan_poison_object_data', 'kasan_poison_object_data')),
+    ('slab page tagging',
+     'accesses to a slab page outside its objects',
+     ('__kasan_poison_slab',)),
+    ('page tagging at alloc',
+     'out-of-bounds and use-after-free accesses to pages (the new tag; with '
+     'kasan.page_alloc.sample, only the sampled allocations)',
+     ('__kasan_unpoison_pages', 'kasan_unpoison_pages', 'post_alloc_hook',
+      'kasan_sample_page_alloc', 'tag_clear_highpage', 'clear_highpage_kasan_tagged')),
+    ('page poisoning at free',
+     'use-after-free of pages (the free tag)',
+     ('__kasan_poison_pages', 'kasan_poison_pages', 'free_pages_prepare',
+      '__free_pages_prepare', 'free_unref_page_prepare')),
+    ('vmalloc tagging',
+     'out-of-bounds and use-after-free accesses to vmalloc memory',
+     ('__kasan_unpoison_vmalloc', '__kasan_poison_vmalloc', 'kasan_unpoison_vmalloc',
+      'kasan_poison_vmalloc')),
+    ('range tagging',
+     'accesses outside a range the caller unpoisons (e.g. a reused stack, ksize())',
+     ('__kasan_unpoison_range', 'kasan_unpoison_range')),
+    ('tag checks on user copies and strings',
+     'the explicit checks of accesses HW_TAGS cannot see (none in HW_TAGS: its '
+     'checks are the hardware\'s)',
+     ('__kasan_check_*', 'kasan_check_range', 'kasan_byte_accessible')),
+    ('report path',
+     'nothing by itself: it runs once a tag check fails',
+     ('kasan_report*', 'kasan_report_async', 'report_*', 'kasan_print_*',
+      'print_report', 'complete_report_info')),
+    ('exception entry and exit, context switch',
+     'tag check faults of asynchronous and asymmetric mode (TFSR_EL1), '
+     'the kernel tag exclusion (GCR_EL1)',
+     ('el0t_64_*', 'el1h_64_*', 'el0_svc*', 'el0_da', 'el1_da', 'el1_abort',
+      'ret_to_user', 'ret_to_kernel', 'enter_from_kernel_mode', 'exit_to_kernel_mode',
+      'enter_from_user_mode', 'exit_to_user_mode*', 'arm64_enter_*', 'arm64_exit_*',
+      'mte_check_tfsr_*', 'mte_thread_switch', '__switch_to', 'cpu_switch_to',
+      'mte_disable_tco_entry', 'mte_suspend_exit', 'mte_cpu_setup')),
+    ('memory initialised by memset() or clear_page() instead',
+     'nothing: with KASAN on, the tag stores initialise the memory (STZG, DC GZVA) '
+     'and this work is not done (a negative difference)',
+     ('memset', '__memset', 'clear_page', '__pi_memset', '__pi_clear_page',
+      'clear_highpage', 'kernel_init_pages', 'init_page_*')),
+)
+OTHER = 'other'
+CAUSE_NAMES = tuple(c for c, _, _ in CAUSES) + (OTHER,)
+DETECTS = {c: d for c, d, _ in CAUSES}
+
+
+def cause_of(name):
+    for cause, _, patterns in CAUSES:
+        if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            return cause
+    return OTHER
+
+
+def attribute(off, on, ops):
+    """{'gap': instructions per op (on - off), 'causes': {cause: per op},
+    'functions': {cause: [(function, per op)], largest first},
+    'covered_pct': named share of the absolute per-function differences}.
+    off, on: {function: kernel instructions} of one region each."""
+    if ops <= 0:
+        raise ValueError('attribute: ops must be positive, got %r' % ops)
+    causes = {c: 0.0 for c in CAUSE_NAMES}
+    functions = {c: [] for c in CAUSE_NAMES}
+    absolute = {c: 0.0 for c in CAUSE_NAMES}
+    for fn in set(off) | set(on):
+        d = (on.get(fn, 0) - off.get(fn, 0)) / ops
+        if not d:
+            continue
+        c = cause_of(fn)
+        causes[c] += d
+        absolute[c] += abs(d)
+        functions[c].append((fn, round(d, 3)))
+    for c in functions:
+        functions[c].sort(key=lambda fd: (-abs(fd[1]), fd[0]))
+    total_abs = sum(absolute.values())
+    covered = 100.0 if not total_abs else 100.0 * (total_abs - absolute[OTHER]) / total_abs
+    return {'gap': round(sum(causes.values()), 3),
+            'causes': {c: round(v, 3) for c, v in causes.items() if v},
+            'functions': {c: f for c, f in functions.items() if f},
+            'covered_pct': round(covered, 1)}
+
+
+def markdown(rows, top=3):
+    """The table of rows [(benchmark, mode, attribute() result, repeat)];
+    repeat: the largest move of the gap between the two boots of each
+    kernel, in percent, or None if not repeated."""
+    out = ['| benchmark | mode | KASAN - kasan=off (insns/op) | repeat | named | ' +
+           ' | '.join(CAUSE_NAMES) + ' |',
+           '|---|---|---|---|---|' + '---|' * len(CAUSE_NAMES)]
+    for b, mode, a, rep in rows:
+        cells = []
+        for c in CAUSE_NAMES:
+            v = a['causes'].get(c)
+            cells.append('%+.1f' % v if v else '')
+        out.append('| %s | %s | %+.1f | %s | %.0f%% | %s |' % (
+            b, mode, a['gap'], '-' if rep is None else '%.2f%%' % rep, a['covered_pct'],
+            ' | '.join(cells)))
+    out.append('')
+    out.append('Largest functions of each cause (insns/op, first row of each benchmark):')
+    out.append('')
+    seen = set()
+    for b, mode, a, _ in rows:
+        if b in seen:
+            continue
+        seen.add(b)
+        parts = []
+        for c in CAUSE_NAMES:
+            fns = a['functions'].get(c)
+            if fns:
+                parts.append('%s: %s' % (c, ', '.join('%s %+.1f' % fd for fd in fns[:top])))
+        out.append('- %s (%s): %s' % (b, mode, '; '.join(parts) or 'no difference'))
+    out.append('')
+    out.append('What each cause detects:')
+    out.append('')
+    out += ['- %s: %s' % (c, DETECTS[c]) for c in CAUSE_NAMES if c in DETECTS]
+    return '\n'.join(out) + '\n'

@@ -1,0 +1,76 @@
+"""KASAN's cost over kasan=off by cause, from two flat profiles."""
+
+import unittest
+
+from kmt import bench, kasancost
+
+
+OFF = {'memset': 600, 'kmem_cache_alloc_noprof': 4000, 'copy_process': 9000,
+       'clear_page': 1000, 'el0_svc': 2000}
+SYNC = {'memset': 200, 'kmem_cache_alloc_noprof': 4200, 'copy_process': 9000,
+        '__kasan_slab_alloc': 1800, '__kasan_slab_free': 1000, 'clear_page': 0,
+        '__kasan_unpoison_pages': 1200, 'el0_svc': 2000}
+
+
+class KasanCostTest(unittest.TestCase):
+    def test_cause_of(self):
+        self.assertEqual(kasancost.cause_of('__kasan_slab_alloc'), 'slab object tagging at alloc')
+        self.assertEqual(kasancost.cause_of('__kasan_mempool_unpoison_object'),
+                         'slab object tagging at alloc')
+        self.assertEqual(kasancost.cause_of('el0t_64_sync_handler'),
+                         'exception entry and exit, context switch')
+        self.assertEqual(kasancost.cause_of('kmem_cache_alloc_noprof'), kasancost.OTHER)
+        self.assertIn(kasancost.OTHER, kasancost.CAUSE_NAMES)
+        self.assertEqual(len(set(kasancost.CAUSE_NAMES)), len(kasancost.CAUSE_NAMES))
+        for c, detects, patterns in kasancost.CAUSES:
+            self.assertTrue(detects and patterns, c)
+
+    def test_attribute(self):
+        a = kasancost.attribute(OFF, SYNC, 10)
+        # ((200 - 600) + (4200 - 4000) + 1800 + 1000 + (0 - 1000) + 1200) / 10
+        self.assertEqual(a['gap'], 280.0)
+        self.assertEqual(a['causes']['slab object tagging at alloc'], 180.0)
+        self.assertEqual(a['causes']['slab object poisoning at free'], 100.0)
+        self.assertEqual(a['causes']['page tagging at alloc'], 120.0)
+        self.assertEqual(a['causes']['memory initialised by memset() or clear_page() instead'],
+                         -140.0)
+        self.assertEqual(a['causes'][kasancost.OTHER], 20.0)
+        self.assertNotIn('report path', a['causes'])
+        # |other| 20 of 20 + 180 + 100 + 120 + 40 + 100 = 560 absolute
+        self.assertEqual(a['covered_pct'], round(100 * 540 / 560, 1))
+        self.assertEqual(a['functions'][kasancost.OTHER], [('kmem_cache_alloc_noprof', 20.0)])
+        with self.assertRaises(ValueError):
+            kasancost.attribute(OFF, SYNC, 0)
+        same = kasancost.attribute(OFF, OFF, 5)
+        self.assertEqual((same['gap'], same['covered_pct'], same['causes']), (0.0, 100.0, {}))
+
+    def test_rows_and_repeat(self):
+        profiles = {('off', 'thread'): OFF, ('sync', 'thread'): SYNC,
+                    ('off', 'getpid'): {'el0_svc': 100}, ('sync', 'getpid'): {'el0_svc': 100}}
+        shifted = {('off', 'thread'): OFF, ('sync', 'thread'): dict(SYNC, memset=234)}
+        rows = bench.attrib_rows(profiles, {'getpid': 100, 'thread': 10}, ('off', 'sync'),
+                                 shifted)
+        self.assertEqual([(b, m) for b, m, _, _ in rows], [('getpid', 'sync'), ('thread', 'sync')])
+        self.assertIsNone(rows[0][3])
+        self.assertEqual(rows[1][3], 1.21)    # the gap moved 3.4 of 280
+        with self.assertRaises(Exception):
+            bench.attrib_rows({('sync', 'thread'): SYNC}, {'thread': 10}, ('off', 'sync'))
+
+    def test_markdown(self):
+        rows = [('thread', 'sync', kasancost.attribute(OFF, SYNC, 10), 0.5)]
+        text = kasancost.markdown(rows)
+        self.assertIn('| thread | sync | +280.0 | 0.50% | 96% | +180.0 | +100.0 |', text)
+        self.assertIn('- thread (sync): slab object tagging at alloc: __kasan_slab_alloc +180.0',
+                      text)
+        self.assertIn('- report path: nothing by itself', text)
+
+    def test_plans(self):
+        for name in ('attrib', 'attrib-gki'):
+            p = bench.PLANS[name]
+            self.assertEqual(p['modes'][0], 'off')
+            self.assertTrue(p['attrib_only'])
+            self.assertNotIn('all', p['bench'])
+
+
+if __name__ == '__main__':
+    unittest.main()
