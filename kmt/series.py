@@ -46,11 +46,13 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 
 from . import (asmcheck, backport, build, diag, fidelity, log, matrix, paths, provenance,
                results, source, targets, x86check)
 
-QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'fidelity', 'provenance', 'warnings',
+QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'upstream', 'fidelity', 'provenance',
+               'warnings',
                'docs', 'asm', 'x86_64')
 ALL_GATES = QUICK_GATES + ('x86_64-kasan', 'arm', 'bisect', 'bisect-cross',
                            'bisect-kunit', 'configs')
@@ -481,6 +483,57 @@ def gate_provenance(tag):
     return _record('provenance', tests)
 
 
+# ---- what each patch is upstream -------------------------------------------
+
+# A patch that is not a backport says where mainline gets it, or why not.
+_UPSTREAM_STATUS = re.compile(r'^(Proposed for mainline|Carried here only)\b', re.M)
+
+
+def upstream_finding(patch_text, cited, posted_subjects):
+    """None if the patch says what it is upstream: a backport of a cited
+    mainline commit, a commit of one of the base's own postings
+    (posted_subjects: a mainline base's series is its postings), or a
+    message line that starts 'Proposed for mainline' or 'Carried here
+    only'; else what is missing."""
+    if backport_of(patch_text, cited):
+        return None
+    if source.patch_subject(patch_text) in posted_subjects:
+        return None
+    if _UPSTREAM_STATUS.search('\n'.join(_message(patch_text))):
+        return None
+    return ('does not say what it is upstream: neither "commit <id> upstream." of a '
+            'cited commit, nor a line "Proposed for mainline ..." or "Carried here '
+            'only: <why>"')
+
+
+def upstream_findings(patch_dir, base):
+    """[(patch, finding)] of a base's series (patch_dir/series)."""
+    cited_file = os.path.join(patch_dir, 'cited-commits.txt')
+    cited = load_cited_commits(cited_file) if os.path.exists(cited_file) else {}
+    posted = ()
+    toml = os.path.join(patch_dir, 'postings.toml')
+    if os.path.exists(toml):
+        # postings.py imports this module: read its file, not through it.
+        with open(toml, 'rb') as f:
+            posted = tuple(c for p in tomllib.load(f).values() if isinstance(p, dict)
+                           for c in p.get('commits', ()))
+    out = []
+    for n in source.read_series(patch_dir):
+        with open(os.path.join(patch_dir, n)) as f:
+            found = upstream_finding(f.read(), cited, posted)
+        if found:
+            out.append((n, found))
+    return out
+
+
+def gate_upstream(tag):
+    """Every patch says what it is upstream (see upstream_finding())."""
+    del tag
+    found = dict(upstream_findings(paths.PATCHES, paths.BASE))
+    return _record('upstream', [_test('upstream', n, n not in found, found.get(n, ''))
+                                for n in source.read_series(paths.PATCHES)])
+
+
 # ---- builds: bisectability and configuration variants --------------------
 
 def _prepare_reference():
@@ -684,7 +737,7 @@ GATE_PACKAGES = {'arm': tuple(x86check.packages(('arm-multi_v7',))),
 
 GATES = {'x86_64': gate_x86_64, 'x86_64-kasan': gate_x86_64_kasan, 'arm': gate_arm,
          'checkpatch': gate_checkpatch, 'maintainers': gate_maintainers, 'order': gate_order,
-         'fidelity': gate_fidelity, 'provenance': gate_provenance,
+         'fidelity': gate_fidelity, 'provenance': gate_provenance, 'upstream': gate_upstream,
          'warnings': gate_warnings, 'docs': gate_docs, 'asm': gate_asm,
          'bisect': gate_bisect, 'bisect-cross': gate_bisect_cross,
          'bisect-kunit': gate_bisect_kunit, 'configs': gate_configs}

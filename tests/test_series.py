@@ -384,3 +384,36 @@ class NewFileMaintainers(unittest.TestCase):
     def test_glob_does_not_cross_directories(self):
         self.assertEqual(self.left('include/linux/kasan.h'), [])
         self.assertEqual(len(self.left('include/linux/sub/kasan.h')), 1)
+
+
+class UpstreamStatus(unittest.TestCase):
+    """Every patch of a product series says what it is upstream: a
+    backport, or where it is proposed, or why it is carried only here."""
+
+    BACKPORT = ('From: A Author <a@example.org>\nSubject: [PATCH 01/02] x: do y\n\n'
+                'commit %s upstream.\n\nbody\n\nSigned-off-by: A Author <a@example.org>\n'
+                'Signed-off-by: Sender <s@example.org>\n---\n' % ('a' * 40))
+    OURS = ('From: Sender <s@example.org>\nSubject: [PATCH] x: do z\n\nbody\n%s\n'
+            'Signed-off-by: Sender <s@example.org>\n---\n diff\n')
+
+    def test_findings(self):
+        cited = {'a' * 40: 'x: do y'}
+        self.assertIsNone(series.upstream_finding(self.BACKPORT, cited, ()))
+        self.assertIn('does not say', series.upstream_finding(self.OURS % '', cited, ()))
+        self.assertIsNone(series.upstream_finding(
+            self.OURS % '\nProposed for mainline as patch 2 of the mm series "s".\n', cited, ()))
+        self.assertIsNone(series.upstream_finding(
+            self.OURS % '\nCarried here only: mainline has another form.\n', cited, ()))
+        # A posting's commit (mainline's own series) needs no such line.
+        self.assertIsNone(series.upstream_finding(self.OURS % '', cited, ('x: do z',)))
+        # The words in the diff do not count.
+        self.assertIn('does not say', series.upstream_finding(
+            self.OURS.replace(' diff', 'Proposed for mainline as') % '', cited, ()))
+
+    def test_every_base(self):
+        from kmt import bases, paths, source
+        for b in bases.BASES.values():
+            pdir = os.path.join(paths.REPO, b.patch_dir)
+            found = series.upstream_findings(pdir, b)
+            self.assertEqual(found, [], '%s: %s' % (b.name, found))
+            self.assertTrue(source.read_series(pdir))
