@@ -324,7 +324,52 @@ def read_posting(posting, patch_dir=None):
     return out
 
 
-def static_problems(posting, mails, cited, base):
+def _message_and_changes(text):
+    """(commit message, [added and removed lines]) of a patch mail: the
+    message without its headers, and the diff's +/- lines without their
+    context or hunk positions, which differ where a posting applies alone
+    on the base and the series' patch after others."""
+    body = text.split('\n\n', 1)[1] if '\n\n' in text else ''
+    message = body.split('\n---\n', 1)[0].strip()
+    diff = text.split('\ndiff --git ', 1)[1] if '\ndiff --git ' in text else ''
+    changes = [l for l in diff.split('\n')
+               if l.startswith(('+', '-')) and not l.startswith(('+++ ', '--- '))]
+    return message, changes
+
+
+def stale_problems(patches, series_texts):
+    """A written posting's patches against the series' patch files
+    (series_texts): each must carry the message and the changed lines of
+    the series patch with its subject (the posting was written before the
+    series changed, otherwise: make postings)."""
+    by_subject = {source.patch_subject(t): t for t in series_texts}
+    problems = []
+    for n, t in patches:
+        theirs = by_subject.get(source.patch_subject(t))
+        if theirs is None:
+            problems.append('%s: no patch of the series has its subject "%s"'
+                            % (n, source.patch_subject(t)))
+            continue
+        mine, ours = _message_and_changes(t), _message_and_changes(theirs)
+        if mine[0] != ours[0]:
+            problems.append('%s: its message differs from the series\' patch: '
+                            'make postings' % n)
+        elif mine[1] != ours[1]:
+            problems.append('%s: its changed lines differ from the series\' patch: '
+                            'make postings' % n)
+    return problems
+
+
+def series_texts(patch_dir=None):
+    patch_dir = patch_dir or paths.PATCHES
+    out = []
+    for n in source.read_series(patch_dir):
+        with open(os.path.join(patch_dir, n)) as f:
+            out.append(f.read())
+    return out
+
+
+def static_problems(posting, mails, cited, base, series=None):
     """Everything check can say about a written posting without a kernel tree."""
     problems = []
     covers = [(n, t) for n, t in mails if n.startswith('0000-')]
@@ -349,6 +394,10 @@ def static_problems(posting, mails, cited, base):
                     problems.append('%s: %s is not in its To/Cc' % (n, want))
     for i, (n, t) in enumerate(patches):
         problems += patch_problems(n, t, posting, cited, i == 0, single, base)
+    # What is posted is what the series carries and its tests ran on
+    # (series: the texts of the base's series patches; None: not checked).
+    if series is not None:
+        problems += stale_problems(patches, series)
     # A maintainer reads which tree is meant to take it.
     said = covers if covers else patches[:1]
     for n, t in said:
@@ -617,7 +666,7 @@ def check(postings, tag=None, src=None, with_tree=True):
         except log.StepError as e:
             out[p.name] = [str(e)]
             continue
-        problems = static_problems(p, mails, cited, base)
+        problems = static_problems(p, mails, cited, base, series_texts())
         if with_tree:
             problems += tree_problems(p, mails, tag, src)
         out[p.name] = problems

@@ -86,7 +86,8 @@ class WrittenPostingsTest(unittest.TestCase):
     def test_every_written_posting_is_fit(self):
         for p in postings.load(os.path.join(P73, 'postings.toml')):
             mails = postings.read_posting(p, P73)
-            self.assertEqual(postings.static_problems(p, mails, CITED, BASE), [], p.name)
+            self.assertEqual(postings.static_problems(p, mails, CITED, BASE,
+                                                      postings.series_texts(P73)), [], p.name)
 
 
 class PatchProblemsTest(unittest.TestCase):
@@ -531,3 +532,52 @@ class GetMaintainerOrderTest(unittest.TestCase):
         self.assertIsNotNone(env, 'get_maintainer.pl runs with the caller\'s environment')
         self.assertEqual(env.get('PERL_HASH_SEED'), '0')
         self.assertEqual(env.get('PATH'), os.environ.get('PATH'))
+
+
+class StaleTest(unittest.TestCase):
+    """A posting carries the series' commit as it is: the same message and
+    the same added and removed lines."""
+
+    SERIES = ('From 0 Mon Sep 17 00:00:00 2001\nFrom: S <s@example.org>\n'
+              'Subject: [PATCH 03/20] x: do y\n\nWhy.\n\nSigned-off-by: S <s@example.org>\n'
+              '---\n a.c | 1 +\n\ndiff --git a/a.c b/a.c\nindex 1..2 100644\n--- a/a.c\n'
+              '+++ b/a.c\n@@ -10,3 +10,4 @@ f\n ctx\n+added\n ctx\n')
+
+    def test_same(self):
+        posted = self.SERIES.replace('[PATCH 03/20]', '[PATCH 1/2]').replace(
+            '@@ -10,3 +10,4 @@', '@@ -7,3 +7,4 @@').replace(
+            '---\n', '---\nFor the mm tree.\n\n', 1).replace(
+            'Subject:', 'To: m <m@example.org>\nSubject:')
+        self.assertEqual(postings.stale_problems([('0001-x.patch', posted)],
+                                                 [self.SERIES]), [])
+
+    def test_stale(self):
+        old_msg = self.SERIES.replace('Why.', 'Why, at length.')
+        found = postings.stale_problems([('0001-x.patch', old_msg)], [self.SERIES])
+        self.assertEqual(len(found), 1)
+        self.assertIn('message differs from the series', found[0])
+        old_code = self.SERIES.replace('+added', '+added\n+more')
+        found = postings.stale_problems([('0001-x.patch', old_code)], [self.SERIES])
+        self.assertIn('changed lines differ from the series', found[0])
+        found = postings.stale_problems([('0001-x.patch', self.SERIES.replace('do y', 'do z'))],
+                                        [self.SERIES])
+        self.assertIn('no patch of the series has its subject', found[0])
+
+    def test_written_postings_are_current(self):
+        import glob
+        from kmt import source
+        if paths.BASE_NAME != '7.3':
+            pdir = os.path.join(paths.REPO, 'patches', '7.3')
+        else:
+            pdir = paths.PATCHES
+        series = []
+        for n in source.read_series(pdir):
+            with open(os.path.join(pdir, n)) as f:
+                series.append(f.read())
+        for d in sorted(glob.glob(os.path.join(pdir, 'postings', '*'))):
+            mails = []
+            for f in sorted(glob.glob(os.path.join(d, '0*.patch'))):
+                if not os.path.basename(f).startswith('0000-'):
+                    with open(f) as fh:
+                        mails.append((os.path.basename(f), fh.read()))
+            self.assertEqual(postings.stale_problems(mails, series), [], d)
