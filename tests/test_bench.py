@@ -246,3 +246,40 @@ class BaselineRefTest(unittest.TestCase):
     def test_base_6_1_needs_its_build_fix(self):
         from kmt import bases
         self.assertEqual(bases.BASES['6.1'].baseline_patches, 1)
+
+
+class EntryBenchTest(unittest.TestCase):
+    """PLAN=entry runs guest/src/entry-bench.c, the program a cover letter
+    can carry: its output parses like kmt-bench's, its exit code counts."""
+
+    LINES = ['KMT-BEGIN bench',
+             '# bench getpid ops=20000 insn_per_op=274.6 insn_mean=275.1 chunk=200',
+             '# bench ctxsw ops=2000 insn_per_op=3861.0 insn_mean=3870.2 chunk=20',
+             'KMT-END bench rc=0']
+
+    def test_parse(self):
+        got = bench.parse_bench(self.LINES)
+        self.assertEqual(got['getpid'], {'ops': 20000, 'insn_per_op': 274.6,
+                                         'insn_mean': 275.1, 'chunk': 200})
+        self.assertEqual(set(got), {'getpid', 'ctxsw'})
+
+    def test_exit_code_fails(self):
+        lines = self.LINES[:-1] + ['KMT-END bench rc=1']
+        with self.assertRaises(Exception) as e:
+            bench.parse_bench(lines)
+        self.assertIn('exited with 1', str(e.exception))
+
+    def test_plan(self):
+        p = bench.PLANS['entry']
+        self.assertEqual(p['bench'], 'all')
+        self.assertIn('kmt.benchprog=entry-bench', bench.plan_cmdline(p))
+        self.assertEqual(bench.plan_cmdline(bench.PLANS['counts']), ())
+        self.assertEqual(bench.plan_cmdline(bench.PLANS['gki'])[:2],
+                         ('kasan.stacktrace=off', 'kasan.page_alloc.sample=10'))
+        src = os.path.join(os.path.dirname(__file__), '..', 'guest', 'src', 'entry-bench.c')
+        with open(src) as f:
+            text = f.read()
+        # The same loops and sizes as kmt-bench's rows it stands for.
+        for row in ('{ "getpid", 20000, 200,', '{ "getppid", 20000, 200,',
+                    '{ "invalid_syscall", 20000, 200,', '{ "ctxsw", 2000, 20,'):
+            self.assertIn(row, text)
