@@ -43,7 +43,8 @@ import signal
 import subprocess
 import sys
 
-from . import (backport, bases, bench, build, compare, docs, identity, kunitpy, lava, lavarun, log, matrix,
+from . import (backport, bases, bench, build, compare, docs, identity, kasancost, kunitpy, lava,
+               lavarun, log, matrix,
                othersuites,
                paths, plan, plot, provenance, refbench, results, series, source, targets)
 
@@ -363,6 +364,27 @@ def cmd_bench(args):
     return 1 if result['problems'] or why else 0
 
 
+def cmd_attrib_table(args):
+    """The attribution table of a PLAN=attrib or PLAN=attrib-gki run again,
+    from the profiles its JSON kept, with today's causes; into its .md and
+    docs/benchmarks.md, as make bench writes them."""
+    name = args.plan
+    path = args.json or os.path.join(paths.RESULTS, 'bench', name + '.json')
+    if not os.path.exists(path):
+        raise log.StepError('%s: no such file (make bench PLAN=%s writes it)'
+                            % (os.path.relpath(path, paths.REPO), name))
+    with open(path) as f:
+        result = json.load(f)
+    table = kasancost.markdown(bench.attrib_rows_from_result(result))
+    with open(os.path.splitext(path)[0] + '.md', 'w') as f:
+        f.write(table)
+    marker = name + ('' if paths.BASE_NAME == bases.DEFAULT else '-' + paths.BASE_NAME)
+    if docs.read_section(marker) is not None:
+        replace_readme_section(marker, table)
+    print(table)
+    return 0
+
+
 def cmd_compare(args):
     if args.measure:
         compare.measure(args.plan)
@@ -664,6 +686,10 @@ def build_parser():
     p.add_argument('cell_name', metavar='CELL', nargs='?', default='sync')
     p.add_argument('--gdb', action='store_true', help='QEMU gdb stub on :1234, halted at start')
     p.add_argument('--suites', action='store_true', help="run the cell's suites first")
+    p = command('attrib-table', cmd_attrib_table,
+                help="a PLAN=attrib run's table again from the profiles its JSON kept")
+    p.add_argument('plan', nargs='?', default='attrib-gki', choices=('attrib', 'attrib-gki'))
+    p.add_argument('--json', help='the results file (default: the plan\'s, under build/)')
     p = command('compare', cmd_compare)
     p.add_argument('--measure', action='store_true',
                    help='first run make bench of every base, in one run')

@@ -582,6 +582,28 @@ def attrib_rows(profiles, ops, modes, shifted=None):
     return rows
 
 
+def _nest(profiles):
+    """{(mode, benchmark): profile} as {mode: {benchmark: profile}} (JSON)."""
+    out = {}
+    for (mode, b), prof in profiles.items():
+        out.setdefault(mode, {})[b] = prof
+    return out
+
+
+def attrib_rows_from_result(result, modes=MODES):
+    """attrib_rows() again from the profiles a PLAN=attrib run kept in its
+    JSON: the causes sorted by today's kasancost.CAUSES, nothing booted."""
+    if 'profiles' not in result or 'ops' not in result:
+        raise log.StepError('these attrib results keep no profiles (written before the '
+                            'profiles were kept): run make bench PLAN=attrib again')
+
+    def flat(nested):
+        return {(m, b): p for m, per in (nested or {}).items() for b, p in per.items()}
+    shifted = flat(result['profiles'].get('shifted'))
+    return attrib_rows(flat(result['profiles']['first']), result['ops'], modes,
+                       shifted or None)
+
+
 def attrib_only(plan, plan_name, apply, outdir=None):
     """PLAN=attrib: the patched kernel only, booted in every mode under the
     plugin's flat profile (profile=1), twice; the differences to kasan=off
@@ -627,7 +649,10 @@ def attrib_only(plan, plan_name, apply, outdir=None):
                              plan_name), **{
         'config': config, 'cmdline': list(cmdline), 'problems': problems,
         'rows': [{'benchmark': b, 'kasan': m, 'repeat_pct': rep, **a}
-                 for b, m, a, rep in rows]})
+                 for b, m, a, rep in rows],
+        # The flat profiles themselves, so that the causes can be sorted
+        # again without booting (python3 -m kmt attrib-table).
+        'ops': ops, 'profiles': {'first': _nest(first), 'shifted': _nest(later)}})
     outdir = outdir or os.path.join(paths.RESULTS, 'bench')
     results.write_json(os.path.join(outdir, plan['output'] + '.json'),
                        dict(result, phases=log.phases()))

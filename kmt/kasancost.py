@@ -58,6 +58,13 @@ CAUSES = (
      'the explicit checks of accesses HW_TAGS cannot see (none in HW_TAGS: its '
      'checks are the hardware\'s)',
      ('__kasan_check_*', 'kasan_check_range', 'kasan_byte_accessible')),
+    ('allocation and free stack traces',
+     'nothing by itself: the allocation and free stacks a report prints '
+     '(kasan.stacktrace=off, which Android boots with, turns it off)',
+     ('kasan_save_*', 'save_stack_info', 'kasan_set_track', 'stack_trace_save*',
+      'stack_trace_consume_entry', 'arch_stack_walk', 'arch_kunwind_consume_entry',
+      'kunwind_*', 'do_kunwind', 'stack_depot_*', '__stack_depot_*', 'depot_*',
+      'find_stack', 'filter_irq_stacks', 'in_irqentry_text')),
     ('report path',
      'nothing by itself: it runs once a tag check fails',
      ('kasan_report*', 'kasan_report_async', 'report_*', 'kasan_print_*',

@@ -1,8 +1,9 @@
 """KASAN's cost over kasan=off by cause, from two flat profiles."""
 
+import json
 import unittest
 
-from kmt import bench, kasancost
+from kmt import bench, kasancost, log
 
 
 OFF = {'memset': 600, 'kmem_cache_alloc_noprof': 4000, 'copy_process': 9000,
@@ -24,6 +25,16 @@ class KasanCostTest(unittest.TestCase):
         self.assertEqual(len(set(kasancost.CAUSE_NAMES)), len(kasancost.CAUSE_NAMES))
         for c, detects, patterns in kasancost.CAUSES:
             self.assertTrue(detects and patterns, c)
+
+    def test_stack_traces(self):
+        # What kasan.stacktrace=off turns off: the stack walk and the
+        # stack depot under kasan_save_alloc_info() / kasan_save_free_info().
+        for fn in ('kasan_save_alloc_info', 'kasan_save_free_info', 'kasan_save_stack',
+                   'kasan_save_track', 'stack_trace_save', 'arch_stack_walk',
+                   'stack_trace_consume_entry', 'stack_depot_save_flags', 'kunwind_next'):
+            self.assertEqual(kasancost.cause_of(fn), 'allocation and free stack traces', fn)
+        self.assertEqual(kasancost.cause_of('kasan_report'), 'report path')
+        self.assertEqual(kasancost.cause_of('stack_trace_print'), kasancost.OTHER)
 
     def test_attribute(self):
         a = kasancost.attribute(OFF, SYNC, 10)
@@ -63,6 +74,21 @@ class KasanCostTest(unittest.TestCase):
         self.assertIn('- thread (sync): slab object tagging at alloc: __kasan_slab_alloc +180.0',
                       text)
         self.assertIn('- report path: nothing by itself', text)
+
+    def test_rows_from_result(self):
+        # The JSON a PLAN=attrib run writes keeps the profiles, so the
+        # table can be made again with today's causes, nothing booted.
+        first = {('off', 'thread'): OFF, ('sync', 'thread'): SYNC}
+        shifted = {('off', 'thread'): OFF, ('sync', 'thread'): dict(SYNC, memset=234)}
+        result = json.loads(json.dumps({'ops': {'thread': 10}, 'profiles': {
+            'first': bench._nest(first), 'shifted': bench._nest(shifted)}}))
+        again = bench.attrib_rows_from_result(result)
+        self.assertEqual(again, bench.attrib_rows(first, {'thread': 10}, bench.MODES, shifted))
+        self.assertEqual(again[0][3], 1.21)
+        no_shift = dict(result, profiles={'first': result['profiles']['first']})
+        self.assertIsNone(bench.attrib_rows_from_result(no_shift)[0][3])
+        with self.assertRaises(log.StepError):
+            bench.attrib_rows_from_result({'rows': []})
 
     def test_plans(self):
         for name in ('attrib', 'attrib-gki'):
