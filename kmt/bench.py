@@ -578,6 +578,7 @@ def attrib_rows(profiles, ops, modes, shifted=None):
                 again = kasancost.attribute(shifted[('off', b)], shifted[(mode, b)], ops[b])
                 rep = (round(abs(again['gap'] - a['gap']) * 100.0 / abs(a['gap']), 2)
                        if a['gap'] else 0.0)
+                a = dict(a, both_boots=kasancost.agreement(a, again))
             rows.append((b, mode, a, rep))
     return rows
 

@@ -123,20 +123,49 @@ def attribute(off, on, ops):
             'covered_pct': round(covered, 1)}
 
 
+def _per_function(a):
+    return {fn: d for fns in a['functions'].values() for fn, d in fns}
+
+
+def agreement(a, again):
+    """The part of two boots' attribute() results that both show, per
+    function: the smaller difference where both have the same sign, none
+    where they differ (a timer tick's work, deferred work that fell into
+    one boot's window only). {'gap': its sum, 'covered_pct': the named
+    share of it, as in attribute()}."""
+    one, two = _per_function(a), _per_function(again)
+    named = other = gap = 0.0
+    for fn in set(one) & set(two):
+        d1, d2 = one[fn], two[fn]
+        if (d1 > 0) != (d2 > 0):
+            continue
+        d = min(d1, d2, key=abs)
+        gap += d
+        if cause_of(fn) == OTHER:
+            other += abs(d)
+        else:
+            named += abs(d)
+    total = named + other
+    return {'gap': round(gap, 3),
+            'covered_pct': round(100.0 if not total else 100.0 * named / total, 1)}
+
+
 def markdown(rows, top=3):
     """The table of rows [(benchmark, mode, attribute() result, repeat)];
     repeat: the largest move of the gap between the two boots of each
     kernel, in percent, or None if not repeated."""
-    out = ['| benchmark | mode | KASAN - kasan=off (insns/op) | repeat | named | ' +
-           ' | '.join(CAUSE_NAMES) + ' |',
-           '|---|---|---|---|---|' + '---|' * len(CAUSE_NAMES)]
+    out = ['| benchmark | mode | KASAN - kasan=off (insns/op) | repeat | named | '
+           'in both boots: gap, named | ' + ' | '.join(CAUSE_NAMES) + ' |',
+           '|---|---|---|---|---|---|' + '---|' * len(CAUSE_NAMES)]
     for b, mode, a, rep in rows:
         cells = []
         for c in CAUSE_NAMES:
             v = a['causes'].get(c)
             cells.append('%+.1f' % v if v else '')
-        out.append('| %s | %s | %+.1f | %s | %.0f%% | %s |' % (
+        both = a.get('both_boots')
+        out.append('| %s | %s | %+.1f | %s | %.0f%% | %s | %s |' % (
             b, mode, a['gap'], '-' if rep is None else '%.2f%%' % rep, a['covered_pct'],
+            '%+.1f, %.0f%%' % (both['gap'], both['covered_pct']) if both else '-',
             ' | '.join(cells)))
     out.append('')
     out.append('Largest functions of each cause (insns/op, first row of each benchmark):')

@@ -70,7 +70,7 @@ class KasanCostTest(unittest.TestCase):
     def test_markdown(self):
         rows = [('thread', 'sync', kasancost.attribute(OFF, SYNC, 10), 0.5)]
         text = kasancost.markdown(rows)
-        self.assertIn('| thread | sync | +280.0 | 0.50% | 96% | +180.0 | +100.0 |', text)
+        self.assertIn('| thread | sync | +280.0 | 0.50% | 96% | - | +180.0 | +100.0 |', text)
         self.assertIn('- thread (sync): slab object tagging at alloc: __kasan_slab_alloc +180.0',
                       text)
         self.assertIn('- report path: nothing by itself', text)
@@ -89,6 +89,26 @@ class KasanCostTest(unittest.TestCase):
         self.assertIsNone(bench.attrib_rows_from_result(no_shift)[0][3])
         with self.assertRaises(log.StepError):
             bench.attrib_rows_from_result({'rows': []})
+
+    def test_agreement(self):
+        # What both boots show: a tick's work in one boot only (a
+        # kmem_cache_free in the first, none in the second) is no part of
+        # it, and of a difference both show, the smaller.
+        first = kasancost.attribute(OFF, dict(SYNC, kmem_cache_free=300), 10)
+        second = kasancost.attribute(OFF, dict(SYNC, __kasan_slab_alloc=1700), 10)
+        both = kasancost.agreement(first, second)
+        # 280 of SYNC with __kasan_slab_alloc 170 instead of 180
+        self.assertEqual(both['gap'], 270.0)
+        # |other| 20 (kmem_cache_alloc_noprof) of 20 + 170 + 100 + 120 + 40 + 100
+        self.assertEqual(both['covered_pct'], round(100 * 530 / 550, 1))
+        flipped = kasancost.attribute(OFF, dict(SYNC, copy_process=8000), 10)
+        again = kasancost.attribute(OFF, dict(SYNC, copy_process=9500), 10)
+        self.assertEqual(kasancost.agreement(flipped, again)['gap'], 280.0)
+        rows = bench.attrib_rows({('off', 'thread'): OFF, ('sync', 'thread'): SYNC},
+                                 {'thread': 10}, ('off', 'sync'),
+                                 {('off', 'thread'): OFF, ('sync', 'thread'): SYNC})
+        self.assertEqual(rows[0][2]['both_boots'], {'gap': 280.0, 'covered_pct': 96.4})
+        self.assertIn('| +280.0, 96% |', kasancost.markdown(rows))
 
     def test_plans(self):
         for name in ('attrib', 'attrib-gki'):
