@@ -48,7 +48,7 @@ import subprocess
 import sys
 import tomllib
 
-from . import (asmcheck, backport, build, diag, fidelity, log, matrix, paths, provenance,
+from . import (asmcheck, backport, bases, build, diag, fidelity, log, matrix, paths, provenance,
                results, source, targets, x86check)
 
 QUICK_GATES = ('checkpatch', 'maintainers', 'order', 'upstream', 'fidelity', 'provenance',
@@ -489,17 +489,27 @@ def gate_provenance(tag):
 _UPSTREAM_STATUS = re.compile(r'^(Proposed for mainline|Carried here only)\b', re.M)
 
 
-def upstream_finding(patch_text, cited, posted_subjects):
+def upstream_finding(patch_text, cited, posted_subjects, proposed_subjects=None):
     """None if the patch says what it is upstream: a backport of a cited
     mainline commit, a commit of one of the base's own postings
     (posted_subjects: a mainline base's series is its postings), or a
     message line that starts 'Proposed for mainline' or 'Carried here
-    only'; else what is missing."""
+    only'; else what is missing. proposed_subjects: the subjects of the
+    mainline postings; a patch proposed for mainline carries one of them
+    (Android takes it as FROMLIST: under the posted subject, each
+    difference in a [ ... ] note), or it is another change."""
     if backport_of(patch_text, cited):
         return None
-    if source.patch_subject(patch_text) in posted_subjects:
+    subject = source.patch_subject(patch_text)
+    if subject in posted_subjects:
         return None
-    if _UPSTREAM_STATUS.search('\n'.join(_message(patch_text))):
+    status = _UPSTREAM_STATUS.search('\n'.join(_message(patch_text)))
+    if status and status.group(1) == 'Proposed for mainline' and \
+            proposed_subjects is not None and subject not in proposed_subjects:
+        return ('says it is proposed for mainline, but no posting has its subject "%s": '
+                'carry the posted patch under its subject (each difference in a [ ... ] '
+                'note), or say "Carried here only: <why>"' % subject)
+    if status:
         return None
     return ('does not say what it is upstream: neither "commit <id> upstream." of a '
             'cited commit, nor a line "Proposed for mainline ..." or "Carried here '
@@ -517,10 +527,17 @@ def upstream_findings(patch_dir, base):
         with open(toml, 'rb') as f:
             posted = tuple(c for p in tomllib.load(f).values() if isinstance(p, dict)
                            for c in p.get('commits', ()))
+    proposed = None
+    ref = bases.BASES.get(fidelity.REFERENCE_BASE)
+    ref_toml = ref and os.path.join(paths.REPO, ref.patch_dir, 'postings.toml')
+    if not posted and ref_toml and os.path.exists(ref_toml):
+        with open(ref_toml, 'rb') as f:
+            proposed = tuple(c for p in tomllib.load(f).values() if isinstance(p, dict)
+                             for c in p.get('commits', ()))
     out = []
     for n in source.read_series(patch_dir):
         with open(os.path.join(patch_dir, n)) as f:
-            found = upstream_finding(f.read(), cited, posted)
+            found = upstream_finding(f.read(), cited, posted, proposed)
         if found:
             out.append((n, found))
     return out

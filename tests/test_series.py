@@ -406,6 +406,14 @@ class UpstreamStatus(unittest.TestCase):
             self.OURS % '\nCarried here only: mainline has another form.\n', cited, ()))
         # A posting's commit (mainline's own series) needs no such line.
         self.assertIsNone(series.upstream_finding(self.OURS % '', cited, ('x: do z',)))
+        # Proposed for mainline: under a posted subject, or it is another
+        # change (FROMLIST: keeps the posted subject).
+        proposed = self.OURS % '\nProposed for mainline as patch 2 of the mm series "s".\n'
+        self.assertIsNone(series.upstream_finding(proposed, cited, (), ('x: do z',)))
+        self.assertIn('no posting has its subject "x: do z"',
+                      series.upstream_finding(proposed, cited, (), ('x: do z for all',)))
+        carried = self.OURS % '\nCarried here only, in this form: mainline takes another.\n'
+        self.assertIsNone(series.upstream_finding(carried, cited, (), ('x: do w',)))
         # The words in the diff do not count.
         self.assertIn('does not say', series.upstream_finding(
             self.OURS.replace(' diff', 'Proposed for mainline as') % '', cited, ()))
