@@ -616,17 +616,21 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
     with open(bench_md) as f:
         table = plain_text(cover_tables(f.read()))
     base = base or base_version()
+    stat = series_diffstat()
     fields = dict(count=len(patches), base=base, upstream=base.split('-')[0],
-                  bench_table=table, shortlog=shortlog(subjects))
+                  bench_table=table,
+                  shortlog=shortlog(subjects).rstrip('\n') + ('\n\n' + stat.rstrip('\n')
+                                                             if stat else ''))
     if '{bench_config}' in text:
         if config_symbols is None:
             raise log.StepError('%s names {bench_config}: the base\'s Kconfig symbols '
                                 'are needed' % template)
         fields['bench_config'] = benchmark_config_text(config_symbols)
-    body = fold_subject(text.format(**fields))
-    stat = series_diffstat()
-    if stat and '{shortlog}' in text:
-        body = body.rstrip('\n') + '\n\n' + stat
+    if '{entry_bench}' in text:
+        # The benchmark program itself, so that a reader can run it.
+        with open(os.path.join(paths.REPO, 'guest', 'src', 'entry-bench.c')) as f:
+            fields['entry_bench'] = f.read().rstrip('\n')
+    body = fold_subject(text.format(**fields)).rstrip('\n') + '\n'
     out = os.path.join(patch_dir, '0000-cover-letter.patch')
     with open(out, 'w') as f:
         f.write('From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n')

@@ -114,6 +114,41 @@ class CoverTablesTest(unittest.TestCase):
         self.assertEqual(body, mail.split('\n\n', 1)[1])
 
 
+class WriteCoverLetterTest(unittest.TestCase):
+    """The cover letter from its template: the shortlog, the diffstat
+    right after it, and the benchmark program in full where the template
+    asks for it ({entry_bench}), so that a reader can run it."""
+
+    def test_program_after_the_diffstat(self):
+        import os
+        import tempfile
+        from unittest import mock
+        from kmt import source
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, 'series'), 'w') as f:
+                f.write('0001-x.patch\n')
+            with open(os.path.join(d, '0001-x.patch'), 'w') as f:
+                f.write('From: A <a@example.org>\nSubject: [PATCH 1/1] x: do y\n\nbody\n')
+            tpl = os.path.join(d, 'cover.txt')
+            with open(tpl, 'w') as f:
+                f.write('Subject: [PATCH 0/{count}] s\n\nText.\n\n{shortlog}\n\n'
+                        'The program:\n\n{entry_bench}\n')
+            md = os.path.join(d, 'bench.md')
+            with open(md, 'w') as f:
+                f.write('')
+            stat = ' mm/x.c | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n'
+            with mock.patch.object(source, 'series_diffstat', return_value=stat):
+                out = source.write_cover_letter(tpl, md, patch_dir=d, base='6.12.118-1')
+            with open(out) as f:
+                text = f.read()
+        program = open(os.path.join(os.path.dirname(__file__), '..', 'guest', 'src',
+                                    'entry-bench.c')).read()
+        self.assertIn('  x: do y\n\n mm/x.c | 2 +-\n 1 file changed', text)
+        self.assertIn('deletion(-)\n\nThe program:\n\n' + program, text)
+        self.assertTrue(text.endswith(program))
+        self.assertIn('int main(int argc, char **argv)', text)
+
+
 if __name__ == '__main__':
     unittest.main()
 

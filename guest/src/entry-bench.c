@@ -14,6 +14,9 @@
  *                     back through another: two context switches
  *
  * Build: aarch64-linux-gnu-gcc -O2 -static -o entry-bench entry-bench.c
+ * It runs as /init too: a kernel initramfs of /dev/console and the program
+ * as /init (usr/gen_init_cpio with "dir /dev 755 0 0",
+ * "nod /dev/console 600 0 0 c 5 1" and "file /init entry-bench 755 0 0").
  * Usage: entry-bench [-t] [-s N]
  *   -t:   no counter (under a plugin that counts for itself: no
  *         perf_event system calls between the markers)
@@ -202,7 +205,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		setenv("ENTRY_BENCH_NORAND", "1", 1);
-		execv("/proc/self/exe", argv);
+		/* argv[0]: as /init there is no /proc to find ourselves in. */
+		execvp(argv[0], argv);
+		printf("# entry-bench: exec %s: %s\n", argv[0], strerror(errno));
 		return 1;
 	}
 	for (int a = 1; a < argc; a++) {
