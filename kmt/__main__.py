@@ -375,7 +375,7 @@ def cmd_attrib_table(args):
                             % (os.path.relpath(path, paths.REPO), name))
     with open(path) as f:
         result = json.load(f)
-    table = kasancost.markdown(bench.attrib_rows_from_result(result))
+    table = kasancost.markdown(bench.attrib_rows_from_result(result), result=result)
     with open(os.path.splitext(path)[0] + '.md', 'w') as f:
         f.write(table)
     marker = name + ('' if paths.BASE_NAME == bases.DEFAULT else '-' + paths.BASE_NAME)

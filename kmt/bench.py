@@ -40,6 +40,14 @@ CHAIN_DEPTH = 24
 PHASE_SHIFT_LOOPS = 100003
 REPEAT_PCT = 0.5
 
+# PLAN=attrib's benchmarks, after kmt-bench -e: a sleep of this many
+# milliseconds before the profiled region and before its end, which is one
+# or two RCU grace periods many times over (HZ=250, one CPU), so that the
+# tasks and stacks the operations free are freed inside the region.
+ATTRIB_EDGE_MS = 500
+ATTRIB_BENCH = '-e,%d,getpid=2000,ctxsw=500,thread=200,thread8_child=20,fork64m=10' % (
+    ATTRIB_EDGE_MS)
+
 PLANS = {
     'full': {'modes': MODES, 'pairs': 5, 'ratio_modes': ('sync',), 'bench': 'all',
              'refcount': True, 'phase_shift': PHASE_SHIFT_LOOPS},
@@ -81,11 +89,13 @@ PLANS = {
     # plugin's flat kernel profile of each mode against kasan=off, twice
     # (the second boot with the timer phase shifted). PLAN=attrib-gki: the
     # same on the GKI-shaped kernel with Android's boot options.
+    # -e: the deferred work of the warm-up runs before the profiled region,
+    # that of the operations in it (kmt-bench's -e; ATTRIB_EDGE_MS).
     'attrib': {'attrib_only': True, 'modes': MODES,
-               'bench': 'getpid=2000,ctxsw=500,thread=200,thread8_child=20,fork64m=10',
+               'bench': ATTRIB_BENCH,
                'phase_shift': PHASE_SHIFT_LOOPS, 'output': 'attrib'},
     'attrib-gki': {'attrib_only': True, 'modes': MODES,
-                   'bench': 'getpid=2000,ctxsw=500,thread=200,thread8_child=20,fork64m=10',
+                   'bench': ATTRIB_BENCH,
                    'phase_shift': PHASE_SHIFT_LOOPS, 'config': 'lean-gki',
                    'cmdline': ('kasan.stacktrace=off', 'kasan.page_alloc.sample=10'),
                    'output': 'attrib-gki'},
@@ -559,11 +569,15 @@ def refcount_only(plan, plan_name, kernels, head, same,
     return result, table
 
 
-def attrib_rows(profiles, ops, modes, shifted=None):
+def attrib_rows(profiles, ops, modes, shifted=None, blocks=None, shifted_blocks=None):
     """[(benchmark, mode, kasancost.attribute() of the first boot, repeat)]
     from {(mode, benchmark): {function: kernel instructions}} of the
     first boots (and of the shifted ones: repeat is how far the gap moved
-    between the two, percent of the first; None without them)."""
+    between the two, percent of the first; None without them); blocks,
+    shifted_blocks: {(mode, benchmark): {function: {block: instructions}}}
+    of the same boots, where kept (kasancost.HOOK_SITES)."""
+    def blocks_of(where, mode, b):
+        return (where or {}).get((mode, b))
     rows = []
     for b in sorted({b for _, b in profiles}, key=lambda b: list(ops).index(b)):
         off = profiles.get(('off', b))
@@ -572,10 +586,13 @@ def attrib_rows(profiles, ops, modes, shifted=None):
         for mode in modes:
             if mode == 'off' or (mode, b) not in profiles:
                 continue
-            a = kasancost.attribute(off, profiles[(mode, b)], ops[b])
+            a = kasancost.attribute(off, profiles[(mode, b)], ops[b],
+                                    blocks_of(blocks, 'off', b), blocks_of(blocks, mode, b))
             rep = None
             if shifted is not None and ('off', b) in shifted and (mode, b) in shifted:
-                again = kasancost.attribute(shifted[('off', b)], shifted[(mode, b)], ops[b])
+                again = kasancost.attribute(shifted[('off', b)], shifted[(mode, b)], ops[b],
+                                            blocks_of(shifted_blocks, 'off', b),
+                                            blocks_of(shifted_blocks, mode, b))
                 rep = (round(abs(again['gap'] - a['gap']) * 100.0 / abs(a['gap']), 2)
                        if a['gap'] else 0.0)
                 a = dict(a, both_boots=kasancost.agreement(a, again))
@@ -601,8 +618,15 @@ def attrib_rows_from_result(result, modes=MODES):
     def flat(nested):
         return {(m, b): p for m, per in (nested or {}).items() for b, p in per.items()}
     shifted = flat(result['profiles'].get('shifted'))
-    return attrib_rows(flat(result['profiles']['first']), result['ops'], modes,
-                       shifted or None)
+    blocks = result.get('blocks') or {}
+    # The plan's order (JSON may have sorted the benchmarks by name).
+    order = [b.split('=')[0] for b in ATTRIB_BENCH.split(',') if '=' in b]
+    ops = dict(sorted(result['ops'].items(),
+                      key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order),
+                                      kv[0])))
+    return attrib_rows(flat(result['profiles']['first']), ops, modes,
+                       shifted or None, flat(blocks.get('first')) or None,
+                       flat(blocks.get('shifted')) or None)
 
 
 def attrib_only(plan, plan_name, apply, outdir=None):
@@ -622,6 +646,7 @@ def attrib_only(plan, plan_name, apply, outdir=None):
     symbols = attrib.Symbols.load(bootspec.system_map(image))
     prefix = plan_name + '-'
     boots = {}
+    block_boots = {}
     problems = []
     for shift in (0, plan.get('phase_shift') or 0):
         if shift == 0 and boots:
@@ -638,14 +663,19 @@ def attrib_only(plan, plan_name, apply, outdir=None):
             for b, (ops, region) in regions.items():
                 boots[(shift, mode, b)] = (ops, plugin.profile_by_function(
                     out, symbols, {region['region']}))
+                block_boots[(shift, mode, b)] = plugin.profile_by_block(
+                    out, symbols, {region['region']})
     ops = {}
     for (_, _, b), (n, _) in sorted(boots.items(), key=lambda kv: kv[0][0]):
         ops.setdefault(b, n)
-    order = [b.split('=')[0] for b in plan['bench'].split(',')]
+    order = [b.split('=')[0] for b in plan['bench'].split(',') if '=' in b]
     ops = {b: ops[b] for b in order if b in ops}
     first = {(m, b): p for (s, m, b), (_, p) in boots.items() if s == 0}
     later = {(m, b): p for (s, m, b), (_, p) in boots.items() if s}
-    rows = attrib_rows(first, ops, plan['modes'], later or None)
+    first_blocks = {(m, b): p for (s, m, b), p in block_boots.items() if s == 0}
+    later_blocks = {(m, b): p for (s, m, b), p in block_boots.items() if s}
+    rows = attrib_rows(first, ops, plan['modes'], later or None, first_blocks,
+                       later_blocks or None)
     result = dict(provenance(source.git(['rev-parse', 'HEAD']).stdout.strip(), same,
                              plan_name), **{
         'config': config, 'cmdline': list(cmdline), 'problems': problems,
@@ -653,11 +683,12 @@ def attrib_only(plan, plan_name, apply, outdir=None):
                  for b, m, a, rep in rows],
         # The flat profiles themselves, so that the causes can be sorted
         # again without booting (python3 -m kmt attrib-table).
-        'ops': ops, 'profiles': {'first': _nest(first), 'shifted': _nest(later)}})
+        'ops': ops, 'profiles': {'first': _nest(first), 'shifted': _nest(later)},
+        'blocks': {'first': _nest(first_blocks), 'shifted': _nest(later_blocks)}})
     outdir = outdir or os.path.join(paths.RESULTS, 'bench')
     results.write_json(os.path.join(outdir, plan['output'] + '.json'),
                        dict(result, phases=log.phases()))
-    table = kasancost.markdown(rows)
+    table = kasancost.markdown(rows, result=result)
     with open(os.path.join(outdir, plan['output'] + '.md'), 'w') as f:
         f.write(table)
     return result, table

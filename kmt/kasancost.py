@@ -36,8 +36,9 @@ CAUSES = (
       '__kasan_poison_new_object', '__kasan_mempool_poison_*', 'check_slab_allocation',
       'poison_slab_object', '__kasan_poison_object_data', 'kasan_poison_object_data')),
     ('slab page tagging',
-     'accesses to a slab page outside its objects',
-     ('__kasan_poison_slab',)),
+     'accesses to a new slab page outside its objects, and to its objects '
+     'before they are allocated (their first tags)',
+     ('__kasan_poison_slab', '__kasan_init_slab_obj', 'kasan_init_slab_obj')),
     ('page tagging at alloc',
      'out-of-bounds and use-after-free accesses to pages (the new tag; with '
      'kasan.page_alloc.sample, only the sampled allocations)',
@@ -83,9 +84,25 @@ CAUSES = (
      ('memset', '__memset', 'clear_page', '__pi_memset', '__pi_clear_page',
       'clear_highpage', 'kernel_init_pages', 'init_page_*')),
 )
+# Where the flat profile keeps its blocks (each block's start, length and
+# instructions executed), a function no rule names is split further, by
+# instruction address: what only the KASAN boot executed (its hooks' call
+# sites, which HW_TAGS inlines behind kasan_enabled() into the allocators:
+# the static branch, the arguments, the call and what follows it), what
+# only the kasan=off boot executed (the other side of those branches, e.g.
+# the memset() call where KASAN's tag stores initialise instead), and the
+# rest (what both executed, a different number of times), which stays
+# 'other'.
+HOOK_SITES = 'code only KASAN runs in other functions (its inlined hooks, tagged addresses)'
+OFF_SITES = 'code only kasan=off runs (the other side of those branches)'
+BLOCK_CAUSES = (
+    (HOOK_SITES, 'what the hooks they call detect (the causes above): these are the '
+                 'instructions around the calls'),
+    (OFF_SITES, 'nothing: the path kasan=off takes instead (a negative difference)'),
+)
 OTHER = 'other'
-CAUSE_NAMES = tuple(c for c, _, _ in CAUSES) + (OTHER,)
-DETECTS = {c: d for c, d, _ in CAUSES}
+CAUSE_NAMES = tuple(c for c, _, _ in CAUSES) + tuple(c for c, _ in BLOCK_CAUSES) + (OTHER,)
+DETECTS = dict([(c, d) for c, d, _ in CAUSES] + list(BLOCK_CAUSES))
 
 
 def cause_of(name):
@@ -95,24 +112,60 @@ def cause_of(name):
     return OTHER
 
 
-def attribute(off, on, ops):
+def executions(blocks):
+    """{instruction address: executions} of one function's blocks
+    [[start (hex), instructions in the block, instructions executed]]: a
+    block's executions spread over its instructions (4 bytes each)."""
+    out = {}
+    for start, n, insns in blocks:
+        pc, runs = int(start, 16), insns / n
+        for i in range(n):
+            out[pc + 4 * i] = out.get(pc + 4 * i, 0) + runs
+    return out
+
+
+def split_blocks(off_blocks, on_blocks):
+    """(instructions executed only by on, only by off) of one function:
+    the instructions one boot executed and the other never did, whatever
+    blocks QEMU cut them into in each."""
+    off, on = executions(off_blocks), executions(on_blocks)
+    only_on = sum(r for pc, r in on.items() if pc not in off)
+    only_off = sum(r for pc, r in off.items() if pc not in on)
+    return round(only_on, 3), round(only_off, 3)
+
+
+def attribute(off, on, ops, off_blocks=None, on_blocks=None):
     """{'gap': instructions per op (on - off), 'causes': {cause: per op},
     'functions': {cause: [(function, per op)], largest first},
     'covered_pct': named share of the absolute per-function differences}.
-    off, on: {function: kernel instructions} of one region each."""
+    off, on: {function: kernel instructions} of one region each;
+    off_blocks, on_blocks: {function: {block start: instructions}} of the
+    same regions, to split the functions no rule names (HOOK_SITES)."""
     if ops <= 0:
         raise ValueError('attribute: ops must be positive, got %r' % ops)
     causes = {c: 0.0 for c in CAUSE_NAMES}
     functions = {c: [] for c in CAUSE_NAMES}
     absolute = {c: 0.0 for c in CAUSE_NAMES}
+
+    def add(c, name, d):
+        if not d:
+            return
+        causes[c] += d
+        absolute[c] += abs(d)
+        functions[c].append((name, round(d, 3)))
     for fn in set(off) | set(on):
         d = (on.get(fn, 0) - off.get(fn, 0)) / ops
         if not d:
             continue
         c = cause_of(fn)
-        causes[c] += d
-        absolute[c] += abs(d)
-        functions[c].append((fn, round(d, 3)))
+        if c == OTHER and off_blocks is not None and on_blocks is not None:
+            only_on, only_off = split_blocks(off_blocks.get(fn, {}), on_blocks.get(fn, {}))
+            add(HOOK_SITES, fn, only_on / ops)
+            add(OFF_SITES, fn, -only_off / ops)
+            d -= (only_on - only_off) / ops
+            if abs(d) < 1e-9:
+                continue
+        add(c, fn, d)
     for c in functions:
         functions[c].sort(key=lambda fd: (-abs(fd[1]), fd[0]))
     total_abs = sum(absolute.values())
@@ -124,7 +177,8 @@ def attribute(off, on, ops):
 
 
 def _per_function(a):
-    return {fn: d for fns in a['functions'].values() for fn, d in fns}
+    """{(cause, function): per op} of an attribute() result."""
+    return {(c, fn): d for c, fns in a['functions'].items() for fn, d in fns}
 
 
 def agreement(a, again):
@@ -141,7 +195,7 @@ def agreement(a, again):
             continue
         d = min(d1, d2, key=abs)
         gap += d
-        if cause_of(fn) == OTHER:
+        if fn[0] == OTHER:
             other += abs(d)
         else:
             named += abs(d)
@@ -150,10 +204,11 @@ def agreement(a, again):
             'covered_pct': round(100.0 if not total else 100.0 * named / total, 1)}
 
 
-def markdown(rows, top=3):
+def markdown(rows, top=3, result=None):
     """The table of rows [(benchmark, mode, attribute() result, repeat)];
     repeat: the largest move of the gap between the two boots of each
-    kernel, in percent, or None if not repeated."""
+    kernel, in percent, or None if not repeated. result: the run's JSON,
+    for the line that says what was measured."""
     out = ['| benchmark | mode | KASAN - kasan=off (insns/op) | repeat | named | '
            'in both boots: gap, named | ' + ' | '.join(CAUSE_NAMES) + ' |',
            '|---|---|---|---|---|---|' + '---|' * len(CAUSE_NAMES)]
@@ -185,4 +240,9 @@ def markdown(rows, top=3):
     out.append('What each cause detects:')
     out.append('')
     out += ['- %s: %s' % (c, DETECTS[c]) for c in CAUSE_NAMES if c in DETECTS]
+    if result:
+        out += ['', 'Base %s, series %s, kernel %s, booted with %s; %s.' % (
+            result.get('base'), (result.get('series_head') or '')[:12], result.get('config'),
+            ' '.join(result.get('cmdline') or ()) or 'no extra options',
+            ', '.join('%s=%d' % kv for kv in (result.get('ops') or {}).items()))]
     return '\n'.join(out) + '\n'

@@ -203,6 +203,7 @@ class PluginOutput:
         self.pc_regions = {}    # {region: [executions of each address]}
         self.pc_exit = None     # [executions of each address over the whole run]
         self.profile = {}       # {region: {block pc: kernel instructions}} (profile=1)
+        self.profile_blocks = {}  # {region: [(block pc, its length, instructions)]}
 
 
 def _counts(fields):
@@ -227,8 +228,11 @@ def parse(lines):
                 k, v = tok.split('=', 1)
                 fields[k] = v
         if m.group(1).startswith('prof '):
-            out.profile.setdefault(int(fields['region']), {})[int(fields['pc'], 16)] = \
-                int(fields['insns'])
+            region, pc, insns = int(fields['region']), int(fields['pc'], 16), int(fields['insns'])
+            per = out.profile.setdefault(region, {})
+            per[pc] = per.get(pc, 0) + insns
+            if 'n' in fields:
+                out.profile_blocks.setdefault(region, []).append((pc, int(fields['n']), insns))
         elif m.group(1).startswith('pcs '):
             counts = [int(c) for c in fields.get('counts', '').split(',') if c]
             if 'region' in fields:
@@ -269,6 +273,21 @@ def profile_by_function(out, symbols, regions=None):
         for pc, insns in blocks.items():
             name = symbols.name(pc)
             total[name] = total.get(name, 0) + insns
+    return total
+
+
+def profile_by_block(out, symbols, regions=None):
+    """{function: [[block start (hex), its instructions, instructions
+    executed]]} over the given regions (all if None) of a profile=1 run:
+    where in a function two runs' counts part (kasancost.split_blocks()
+    spreads each block's executions over its instructions, so that two
+    runs compare whatever blocks QEMU cut)."""
+    total = {}
+    for region, blocks in out.profile_blocks.items():
+        if regions is not None and region not in regions:
+            continue
+        for pc, n, insns in blocks:
+            total.setdefault(symbols.name(pc), []).append(['%x' % pc, n, insns])
     return total
 
 

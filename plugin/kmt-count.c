@@ -193,9 +193,11 @@ static int tb_pages;
 /*
  * profile=1: a flat profile of the kernel inside regions. Every kernel
  * translation block carries one of these; at a region's end, for each
- * block start PC executed in it, the plugin prints the instructions
- * executed there (the host side adds them up per function, System.map):
- *   kmt-count prof region=1 pc=PC insns=N     (before its region line)
+ * block (start PC and length) executed in it, the plugin prints the
+ * instructions executed there (the host side adds them up per function,
+ * System.map, or spreads them over the block's instructions to compare
+ * two runs instruction by instruction, whatever their blocks):
+ *   kmt-count prof region=1 pc=PC n=LEN insns=N     (before its region line)
  * A block is counted whole when it is entered, so a block left early (an
  * exception, an I/O recompile under icount) counts a few instructions
  * too many: a profile locates where two runs part, it does not replace
@@ -429,34 +431,17 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 
 static void emit_profile(unsigned long region)
 {
-	GHashTable *sum = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-	GHashTableIter it;
-	gpointer key, val;
-
+	/* One record per distinct block: pc and length (prof_blocks' key). */
 	for (struct prof_tb *p = prof_list; p; p = p->next) {
-		uint64_t *v, n = __atomic_exchange_n(&p->insns, 0, __ATOMIC_RELAXED);
+		uint64_t n = __atomic_exchange_n(&p->insns, 0, __ATOMIC_RELAXED);
+		char line[128];
 
 		if (!n)
 			continue;
-		v = g_hash_table_lookup(sum, &p->pc);
-		if (!v) {
-			uint64_t *k = g_new(uint64_t, 1);
-
-			*k = p->pc;
-			v = g_new0(uint64_t, 1);
-			g_hash_table_insert(sum, k, v);
-		}
-		*v += n;
-	}
-	g_hash_table_iter_init(&it, sum);
-	while (g_hash_table_iter_next(&it, &key, &val)) {
-		char line[128];
-
-		snprintf(line, sizeof(line), "kmt-count prof region=%lu pc=%" PRIx64 " insns=%" PRIu64 "\n",
-			 region, *(uint64_t *)key, *(uint64_t *)val);
+		snprintf(line, sizeof(line), "kmt-count prof region=%lu pc=%" PRIx64
+			 " n=%" PRIu64 " insns=%" PRIu64 "\n", region, p->pc, p->n, n);
 		qemu_plugin_outs(line);
 	}
-	g_hash_table_destroy(sum);
 }
 
 /* profile=1: one kernel block executed; udata is its struct prof_tb. */

@@ -110,6 +110,39 @@ class KasanCostTest(unittest.TestCase):
         self.assertEqual(rows[0][2]['both_boots'], {'gap': 280.0, 'covered_pct': 96.4})
         self.assertIn('| +280.0, 96% |', kasancost.markdown(rows))
 
+    def test_blocks_split_other(self):
+        # kmem_cache_alloc_noprof: +200 in all, of which the blocks at 0x20
+        # and 0x24 run only with KASAN (its hook's call site, 230) and the
+        # block at 0x30 only with kasan=off (the memset() call, 50); the
+        # block both ran lost 20. A named function is not split.
+        # Blocks: [start, instructions in it, instructions executed]. The
+        # KASAN boot's block at 0x10 is cut at 0x20 where kasan=off's runs
+        # on (a branch target only KASAN's path has): 0x10-0x1c both ran.
+        off_b = {'kmem_cache_alloc_noprof': [['10', 8, 3160], ['30', 2, 50]],
+                 '__kasan_slab_alloc': []}
+        on_b = {'kmem_cache_alloc_noprof': [['10', 4, 1572], ['20', 4, 1588], ['40', 2, 70],
+                                            ['50', 1, 200]],
+                '__kasan_slab_alloc': [['40', 1, 1800]]}
+        on = dict(SYNC, kmem_cache_alloc_noprof=4200)
+        a = kasancost.attribute(OFF, on, 10, off_b, on_b)
+        self.assertEqual(a['causes'][kasancost.HOOK_SITES], 27.0)
+        self.assertEqual(a['causes'][kasancost.OFF_SITES], -5.0)
+        self.assertEqual(a['causes'][kasancost.OTHER], -2.0)
+        self.assertEqual(a['causes']['slab object tagging at alloc'], 180.0)
+        self.assertEqual(a['gap'], kasancost.attribute(OFF, on, 10)['gap'])
+        self.assertEqual(a['functions'][kasancost.HOOK_SITES],
+                         [('kmem_cache_alloc_noprof', 27.0)])
+        # A block's executions spread over its instructions, blocks that
+        # overlap add up.
+        self.assertEqual(kasancost.executions([['10', 2, 10], ['14', 1, 3]]),
+                         {0x10: 5, 0x14: 8})
+        self.assertEqual(kasancost.split_blocks([['0', 2, 10]], [['4', 2, 6]]), (3.0, 5.0))
+        # What both boots show is taken per cause and function.
+        both = kasancost.agreement(a, a)
+        self.assertEqual(both['gap'], a['gap'])
+        self.assertEqual(both['covered_pct'], a['covered_pct'])
+        self.assertIn(kasancost.HOOK_SITES, kasancost.DETECTS)
+
     def test_plans(self):
         for name in ('attrib', 'attrib-gki'):
             p = bench.PLANS[name]

@@ -92,6 +92,22 @@ class ProfileTest(unittest.TestCase):
         self.assertEqual(plugin.profile_by_function(out, self.SYMS, regions={1}),
                          {'unmap_page_range': 42, 'memset': 7})
 
+    def test_blocks(self):
+        # One line per block (start and length): two blocks at one pc, cut
+        # at different lengths, add up in the flat profile and stay apart
+        # in the block list.
+        lines = ['kmt-count prof region=1 pc=ffff800080010000 n=4 insns=40',
+                 'kmt-count prof region=1 pc=ffff800080010000 n=2 insns=6',
+                 'kmt-count prof region=1 pc=ffff800080020004 n=1 insns=7',
+                 'kmt-count region=1 vcpu=0 end_vcpu=0 insn=5,53']
+        out = plugin.parse(lines)
+        self.assertEqual(out.profile, {1: {0xffff800080010000: 46, 0xffff800080020004: 7}})
+        self.assertEqual(plugin.profile_by_block(out, self.SYMS),
+                         {'unmap_page_range': [['ffff800080010000', 4, 40],
+                                               ['ffff800080010000', 2, 6]],
+                          'memset': [['ffff800080020004', 1, 7]]})
+        self.assertEqual(plugin.profile_by_block(out, self.SYMS, regions={2}), {})
+
     def test_compare_profile(self):
         head = 'kmt-count version=1 api=4 vcpus=1 counters=insn chains=0 tbpages=0 profile=1 pcs='
         ex = 'kmt-count exit regions=2 open=0 stray_ends=0 nested_begins=0 ' \

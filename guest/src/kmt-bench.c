@@ -8,11 +8,12 @@
  * the elapsed CLOCK_MONOTONIC time. Run on one vCPU; under QEMU with
  * -icount shift=0 the instruction counts are exact and repeatable.
  *
- * Usage: kmt-bench [-t] [-s N] [-d MS] [NAME[=N]]...
+ * Usage: kmt-bench [-t] [-s N] [-d MS] [-e MS] [NAME[=N]]...
  *   (default: every benchmark, default N)
  *   -t: time only (no instruction counter, e.g. QEMU without -icount)
  *   -s N: N empty loop iterations before the counted region (below)
  *   -d MS: sleep MS ms before each counted chunk (below)
+ *   -e MS: sleep MS ms before the counted region and before its end (below)
  * Output, one line per benchmark (KTAP diagnostic lines):
  *   # kmt-bench NAME ops=N insn_per_op=X insn_mean=Y chunk=C ns_per_op=Z
  *   # kmt-bench NAME ops=N ns_per_op=Z ns_mean=W chunk=C          (-t)
@@ -310,6 +311,27 @@ static void drain(void)
 		nanosleep(&ts, NULL);
 }
 
+/*
+ * -e MS: sleep MS milliseconds before the counted region begins and again
+ * before it ends, inside it. The deferred work of the warm-up (RCU
+ * callbacks, kworkers) then runs before the region, and that of the
+ * counted operations within it (the RCU callbacks that free a task and
+ * its stack run one or two grace periods after the task is reaped), so
+ * that a count over the whole region, as the kmt-count plugin's flat
+ * profile takes it, holds each operation's deferred work once, wherever
+ * the timer interrupts fall. The sleeps cost no host time under -icount
+ * with sleep=off.
+ */
+static long edge_ms;
+
+static void settle(void)
+{
+	struct timespec ts = { edge_ms / 1000, (edge_ms % 1000) * 1000000L };
+
+	if (edge_ms)
+		nanosleep(&ts, NULL);
+}
+
 static void shift_phase(void)
 {
 	for (long i = 0; i < shift_loops; i++)
@@ -338,6 +360,7 @@ static int run_one(struct bench *b, int num, int time_only)
 	if (b->setup)
 		b->setup(nchunks * chunk);
 	shift_phase();
+	settle();
 
 	t0 = now_ns();
 	REGION_BEGIN();
@@ -360,6 +383,7 @@ static int run_one(struct bench *b, int num, int time_only)
 		}
 		times[i] = now_ns() - c0;
 	}
+	settle();
 	REGION_END();
 	t1 = now_ns();
 	if (b->teardown)
@@ -443,6 +467,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[a], "-d") && a + 1 < argc) {
 			drain_ms = atol(argv[++a]);
+			continue;
+		}
+		if (!strcmp(argv[a], "-e") && a + 1 < argc) {
+			edge_ms = atol(argv[++a]);
 			continue;
 		}
 		char *eq = strchr(argv[a], '=');
