@@ -630,6 +630,16 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
         # The benchmark program itself, so that a reader can run it.
         with open(os.path.join(paths.REPO, 'guest', 'src', 'entry-bench.c')) as f:
             fields['entry_bench'] = f.read().rstrip('\n')
+    if '{refcount_bench}' in text:
+        # The refcount_t benchmark module (a patch not for merging) whose
+        # loops the refcount_t figures come from.
+        bench_dir = os.path.join(paths.REPO, 'bench')
+        names = sorted(n for n in os.listdir(bench_dir) if n.endswith('.patch'))
+        if len(names) != 1:
+            raise log.StepError('%s names {refcount_bench}: bench/ holds %d patches, not one'
+                                % (template, len(names)))
+        with open(os.path.join(bench_dir, names[0])) as f:
+            fields['refcount_bench'] = f.read().rstrip('\n')
     body = fold_subject(text.format(**fields)).rstrip('\n') + '\n'
     out = os.path.join(patch_dir, '0000-cover-letter.patch')
     with open(out, 'w') as f:
