@@ -120,6 +120,17 @@ def _message(patch_text):
     return body.split('\n---\n', 1)[0].split('\n')
 
 
+# What checkpatch lets run past 75 columns in a commit message: tags,
+# URLs, and a file path with its line (a compiler's message).
+_LONG_OK = re.compile(r'^\s*(?:[\w-]+:\s|https?://|\S+/\S+:\d+)')
+
+
+def long_message_lines(patch_text, width=75):
+    """The commit message lines of a patch over width columns that
+    checkpatch would warn of ("possible unwrapped commit description")."""
+    return [l for l in _message(patch_text) if len(l) > width and not _LONG_OK.match(l)]
+
+
 def backport_of(patch_text, cited):
     """The id of the listed commit a stable-style backport names in its
     'commit <id> upstream.' line: the full id listed, the patch's subject

@@ -8,12 +8,13 @@
  * the elapsed CLOCK_MONOTONIC time. Run on one vCPU; under QEMU with
  * -icount shift=0 the instruction counts are exact and repeatable.
  *
- * Usage: kmt-bench [-t] [-s N] [-d MS] [-e MS] [NAME[=N]]...
+ * Usage: kmt-bench [-t] [-s N] [-d MS] [-e MS] [NAME[=N]]...  |  kmt-bench -c
  *   (default: every benchmark, default N)
  *   -t: time only (no instruction counter, e.g. QEMU without -icount)
  *   -s N: N empty loop iterations before the counted region (below)
  *   -d MS: sleep MS ms before each counted chunk (below)
  *   -e MS: sleep MS ms before the counted region and before its end (below)
+ *   -c: print the kmt-cpu line (DCZID_EL0's block size) only
  * Output, one line per benchmark (KTAP diagnostic lines):
  *   # kmt-bench NAME ops=N insn_per_op=X insn_mean=Y chunk=C ns_per_op=Z
  *   # kmt-bench NAME ops=N ns_per_op=Z ns_mean=W chunk=C          (-t)
@@ -332,6 +333,15 @@ static void settle(void)
 		nanosleep(&ts, NULL);
 }
 
+/* DC GVA / DC GZVA tag (and zero) one DCZID block each. */
+static void print_cpu(void)
+{
+	unsigned long dczid;
+
+	asm volatile("mrs %0, dczid_el0" : "=r" (dczid));
+	printf("# kmt-cpu dczid_bs=%lu\n", dczid & 0xf);
+}
+
 static void shift_phase(void)
 {
 	for (long i = 0; i < shift_loops; i++)
@@ -457,6 +467,11 @@ int main(int argc, char **argv)
 	sched_setaffinity(0, sizeof(cpus), &cpus);
 
 	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "-c")) {
+			/* Only the CPU line, for another benchmark program's run. */
+			print_cpu();
+			return 0;
+		}
 		if (!strcmp(argv[a], "-t")) {
 			time_only = 1;
 			continue;
@@ -496,13 +511,7 @@ int main(int argc, char **argv)
 				sel[n++] = &benches[i];
 
 	printf("TAP version 13\n1..%d\n", n);
-	{
-		unsigned long dczid;
-
-		/* DC GVA / DC GZVA tag (and zero) one DCZID block each. */
-		asm volatile("mrs %0, dczid_el0" : "=r" (dczid));
-		printf("# kmt-cpu dczid_bs=%lu\n", dczid & 0xf);
-	}
+	print_cpu();
 	perf_fd = time_only ? 0 : open_counter();
 	if (perf_fd < 0) {
 		printf("# perf_event_open: %s\n", strerror(errno));
