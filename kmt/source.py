@@ -626,6 +626,11 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
             raise log.StepError('%s names {bench_config}: the base\'s Kconfig symbols '
                                 'are needed' % template)
         fields['bench_config'] = benchmark_config_text(config_symbols)
+    if '{entry_bench_howto}' in text:
+        # How to build, pack and boot it: the same words in every base's
+        # cover letter.
+        with open(os.path.join(paths.REPO, 'docs', 'cover-entry-bench.txt')) as f:
+            fields['entry_bench_howto'] = f.read().rstrip('\n')
     if '{entry_bench}' in text:
         # The benchmark program itself, so that a reader can run it.
         with open(os.path.join(paths.REPO, 'guest', 'src', 'entry-bench.c')) as f:

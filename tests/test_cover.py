@@ -131,8 +131,8 @@ class WriteCoverLetterTest(unittest.TestCase):
                 f.write('From: A <a@example.org>\nSubject: [PATCH 1/1] x: do y\n\nbody\n')
             tpl = os.path.join(d, 'cover.txt')
             with open(tpl, 'w') as f:
-                f.write('Subject: [PATCH 0/{count}] s\n\nText.\n\n{shortlog}\n\n'
-                        'The program:\n\n{entry_bench}\n')
+                f.write('Subject: [PATCH 0/{count}] s\n\nText.\n\n{entry_bench_howto}\n\n'
+                        '{shortlog}\n\nThe program:\n\n{entry_bench}\n')
             md = os.path.join(d, 'bench.md')
             with open(md, 'w') as f:
                 f.write('')
@@ -147,6 +147,11 @@ class WriteCoverLetterTest(unittest.TestCase):
         self.assertIn('deletion(-)\n\nThe program:\n\n' + program, text)
         self.assertTrue(text.endswith(program))
         self.assertIn('int main(int argc, char **argv)', text)
+        # How to build and boot it, the same words in every base's letter.
+        howto = open(os.path.join(os.path.dirname(__file__), '..', 'docs',
+                                  'cover-entry-bench.txt')).read().rstrip('\n')
+        self.assertIn('Text.\n\n' + howto + '\n\n  x: do y', text)
+        self.assertIn('usr/gen_init_cpio list', howto)
 
 
 if __name__ == '__main__':
