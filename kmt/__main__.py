@@ -351,11 +351,7 @@ def cmd_bench(args):
     name = bench.PLANS[plan_name].get('output', 'results')
     why = bench_plot() if name == 'results' else None
     if bench.PLANS[plan_name].get('attrib_only'):
-        # docs/benchmarks.md holds its table (attrib, attrib-gki; with
-        # -7.3 or -6.1 for another base), where it has the section.
-        marker = name + ('' if paths.BASE_NAME == bases.DEFAULT else '-' + paths.BASE_NAME)
-        if docs.read_section(marker) is not None:
-            replace_readme_section(marker, table)
+        attrib_docs_section(name, table)
     print('\n' + table)
     print(bench_results_line(name))
     for p in result['problems'] + ([why] if why else []):
@@ -378,11 +374,17 @@ def cmd_attrib_table(args):
     table = kasancost.markdown(bench.attrib_rows_from_result(result), result=result)
     with open(os.path.splitext(path)[0] + '.md', 'w') as f:
         f.write(table)
+    attrib_docs_section(name, table)
+    print(table)
+    return 0
+
+
+def attrib_docs_section(name, table):
+    """docs/benchmarks.md holds a PLAN=attrib table (attrib, attrib-gki;
+    with -7.3 or -6.1 for another base) where it has the section."""
     marker = name + ('' if paths.BASE_NAME == bases.DEFAULT else '-' + paths.BASE_NAME)
     if docs.read_section(marker) is not None:
         replace_readme_section(marker, table)
-    print(table)
-    return 0
 
 
 def cmd_compare(args):

@@ -574,8 +574,8 @@ def attrib_rows(profiles, ops, modes, shifted=None, blocks=None, shifted_blocks=
     from {(mode, benchmark): {function: kernel instructions}} of the
     first boots (and of the shifted ones: repeat is how far the gap moved
     between the two, percent of the first; None without them); blocks,
-    shifted_blocks: {(mode, benchmark): {function: {block: instructions}}}
-    of the same boots, where kept (kasancost.HOOK_SITES)."""
+    shifted_blocks: {(mode, benchmark): plugin.profile_by_block()} of the
+    same boots, where kept (kasancost.HOOK_SITES)."""
     def blocks_of(where, mode, b):
         return (where or {}).get((mode, b))
     rows = []
@@ -600,6 +600,12 @@ def attrib_rows(profiles, ops, modes, shifted=None, blocks=None, shifted_blocks=
     return rows
 
 
+def bench_names(bench):
+    """The benchmark names of a plan's kmt.bench string, in its order
+    (its options, e.g. -e,500, left out)."""
+    return [b.split('=')[0] for b in bench.split(',') if '=' in b]
+
+
 def _nest(profiles):
     """{(mode, benchmark): profile} as {mode: {benchmark: profile}} (JSON)."""
     out = {}
@@ -620,7 +626,7 @@ def attrib_rows_from_result(result, modes=MODES):
     shifted = flat(result['profiles'].get('shifted'))
     blocks = result.get('blocks') or {}
     # The plan's order (JSON may have sorted the benchmarks by name).
-    order = [b.split('=')[0] for b in ATTRIB_BENCH.split(',') if '=' in b]
+    order = bench_names(ATTRIB_BENCH)
     ops = dict(sorted(result['ops'].items(),
                       key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order),
                                       kv[0])))
@@ -668,8 +674,7 @@ def attrib_only(plan, plan_name, apply, outdir=None):
     ops = {}
     for (_, _, b), (n, _) in sorted(boots.items(), key=lambda kv: kv[0][0]):
         ops.setdefault(b, n)
-    order = [b.split('=')[0] for b in plan['bench'].split(',') if '=' in b]
-    ops = {b: ops[b] for b in order if b in ops}
+    ops = {b: ops[b] for b in bench_names(plan['bench']) if b in ops}
     first = {(m, b): p for (s, m, b), (_, p) in boots.items() if s == 0}
     later = {(m, b): p for (s, m, b), (_, p) in boots.items() if s}
     first_blocks = {(m, b): p for (s, m, b), p in block_boots.items() if s == 0}

@@ -139,8 +139,9 @@ def attribute(off, on, ops, off_blocks=None, on_blocks=None):
     'functions': {cause: [(function, per op)], largest first},
     'covered_pct': named share of the absolute per-function differences}.
     off, on: {function: kernel instructions} of one region each;
-    off_blocks, on_blocks: {function: {block start: instructions}} of the
-    same regions, to split the functions no rule names (HOOK_SITES)."""
+    off_blocks, on_blocks: {function: [[block start (hex), its length,
+    instructions executed]]} of the same regions (plugin.profile_by_block()),
+    to split the functions no rule names (HOOK_SITES, OFF_SITES)."""
     if ops <= 0:
         raise ValueError('attribute: ops must be positive, got %r' % ops)
     causes = {c: 0.0 for c in CAUSE_NAMES}
@@ -159,7 +160,7 @@ def attribute(off, on, ops, off_blocks=None, on_blocks=None):
             continue
         c = cause_of(fn)
         if c == OTHER and off_blocks is not None and on_blocks is not None:
-            only_on, only_off = split_blocks(off_blocks.get(fn, {}), on_blocks.get(fn, {}))
+            only_on, only_off = split_blocks(off_blocks.get(fn, ()), on_blocks.get(fn, ()))
             add(HOOK_SITES, fn, only_on / ops)
             add(OFF_SITES, fn, -only_off / ops)
             d -= (only_on - only_off) / ops

@@ -636,8 +636,8 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
         with open(os.path.join(paths.REPO, 'guest', 'src', 'entry-bench.c')) as f:
             fields['entry_bench'] = f.read().rstrip('\n')
     if '{refcount_bench}' in text:
-        # The refcount_t benchmark module (a patch not for merging) whose
-        # loops the refcount_t figures come from.
+        # The built-in refcount_t benchmark (a patch not for merging)
+        # whose loops the refcount_t figures come from.
         bench_dir = os.path.join(paths.REPO, 'bench')
         names = sorted(n for n in os.listdir(bench_dir) if n.endswith('.patch'))
         if len(names) != 1:
