@@ -95,6 +95,9 @@ class Posting:
     measures: Tuple[Measure, ...] = ()
     # The tree that takes it ("mm", "arm64", ...): said in the mails.
     tree: str = ''
+    # Source files carried at the end of the cover letter, as they are:
+    # (file in the repository, file inside it when that is a patch).
+    cover_appendix: Tuple[Tuple[str, str], ...] = ()
 
 
 def postings_file(patch_dir=None):
@@ -106,7 +109,7 @@ def posting_dir(name, patch_dir=None):
 
 
 _KEYS = {'kind', 'what', 'commits', 'to', 'cc', 'no_stable', 'cover_subject',
-         'cover_text', 'proof', 'status', 'measure', 'tree'}
+         'cover_text', 'proof', 'status', 'measure', 'tree', 'cover_appendix'}
 _PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig', 'kernel_args', 'before'}
 _MEASURE_KEYS = {'what', 'cell', 'bench', 'calls'}
 
@@ -146,6 +149,12 @@ def load(path=None):
         if len(d['commits']) > 1 and not (d.get('cover_subject') and d.get('cover_text')):
             raise log.StepError('%s: more than one patch: needs cover_subject and cover_text'
                                 % where)
+        appendix = tuple(tuple(a.partition(':')[::2]) for a in d.get('cover_appendix', ()))
+        if appendix and not (d.get('cover_subject') and d.get('cover_text')):
+            raise log.StepError('%s: cover_appendix needs a cover letter (cover_subject and '
+                                'cover_text)' % where)
+        for a in appendix:
+            appendix_text(a, where)
         proofs = []
         for pr in d.get('proof', ()):
             bad = set(pr) - _PROOF_KEYS
@@ -176,8 +185,36 @@ def load(path=None):
                            tuple(d.get('to', ())), tuple(d.get('cc', ())),
                            d.get('no_stable', ''), d.get('cover_subject', ''),
                            d.get('cover_text', ''), tuple(proofs), d['status'],
-                           tuple(measures), d['tree']))
+                           tuple(measures), d['tree'], appendix))
     return out
+
+
+def _new_file_of(patch_text, name):
+    """The content of the file a patch creates, or None."""
+    m = re.search(r'^diff --git a/%s b/%s\nnew file mode .*\n(?:index .*\n)?--- /dev/null\n'
+                  r'\+\+\+ b/%s\n@@ [^\n]*@@[^\n]*\n((?:[+].*\n?)*)'
+                  % ((re.escape(name),) * 3), patch_text, re.M)
+    if not m:
+        return None
+    return ''.join(l[1:] + '\n' for l in m.group(1).rstrip('\n').split('\n'))
+
+
+def appendix_text(item, where='postings.toml'):
+    """The text one cover_appendix entry carries: a repository file, or
+    the file a patch of the repository creates (\"PATCH:FILE\"); StepError
+    when either is missing."""
+    path, inner = item
+    full = os.path.join(paths.REPO, path)
+    if not os.path.isfile(full):
+        raise log.StepError('%s: cover_appendix %s does not exist' % (where, path))
+    with open(full) as f:
+        text = f.read()
+    if not inner:
+        return text
+    content = _new_file_of(text, inner)
+    if content is None:
+        raise log.StepError('%s: cover_appendix: %s creates no file %s' % (where, path, inner))
+    return content
 
 
 def chosen(postings, names):
@@ -247,9 +284,15 @@ def tree_line(tree):
     return 'For the %s tree.' % tree
 
 
-def cover_problems(text, base):
-    """What makes a cover letter unfit for a mailing list."""
+def cover_problems(text, base, verbatim=()):
+    """What makes a cover letter unfit for a mailing list. verbatim: the
+    texts carried as they are at its end (source code, which keeps its own
+    line lengths), left out of the line checks."""
     problems = []
+    for v in verbatim:
+        v = v.rstrip('\n')
+        if v and v in text:
+            text = text.replace(v, '', 1)
     _, body = split_mail(text)
     head = text.partition('\n\n')[0].split('\n')[1:]
     for n, line in enumerate(head, 2):
@@ -377,12 +420,13 @@ def static_problems(posting, mails, cited, base, series=None):
     if len(patches) != len(posting.commits):
         problems.append('%d patches written, postings.toml lists %d commits: make postings'
                         % (len(patches), len(posting.commits)))
-    single = len(patches) == 1 and len(posting.commits) == 1
+    single = len(patches) == 1 and len(posting.commits) == 1 and not covers
     if len(posting.commits) > 1 and not covers:
         problems.append('more than one patch and no cover letter')
     authors = {split_mail(t)[0].get('from', [''])[0] for _, t in patches}
     for n, t in covers:
-        problems += [n + ': ' + p for p in cover_problems(t, base)]
+        problems += [n + ': ' + p for p in cover_problems(
+            t, base, [appendix_text(a) for a in posting.cover_appendix])]
         sender = split_mail(t)[0].get('from', [''])[0]
         if authors and sender not in authors:
             problems.append('%s: From: %s, not the author of its patches (%s)'
@@ -509,7 +553,8 @@ def write(posting, tag, src=None, patch_dir=None):
             os.unlink(os.path.join(out, f))
     cmd = ['format-patch', '--zero-commit', '--no-signature', '-o', out]
     cmd += ['--to=' + t for t in to] + ['--cc=' + c for c in cc]
-    if len(shas) > 1:
+    cover = len(shas) > 1 or bool(posting.cover_subject)
+    if cover:
         cmd += ['--cover-letter', '-n']
     res = source.git(cmd + ['%s..%s' % (tag, branch)], cwd=src)
     names = [os.path.basename(l.strip()) for l in res.stdout.splitlines() if l.strip()]
@@ -522,13 +567,13 @@ def write(posting, tag, src=None, patch_dir=None):
         if not n.startswith('0000-'):
             dates.append(re.search(r'^Date: .*$', text, re.M).group(0))
             author = re.search(r'^From: .*$', text, re.M).group(0)
-            if len(names) == 1:
+            if not cover:
                 note = textwrap.fill(tree_line(posting.tree) + ' ' + base_line(base) + ' '
                                      + debian_note(src, tag), 72)
                 text = text.replace('\n---\n', '\n---\n%s\n\n' % note, 1)
         with open(path, 'w') as f:
             f.write(text)
-    if len(shas) > 1:
+    if cover:
         path = os.path.join(out, names[0])
         with open(path) as f:
             text = f.read()
@@ -540,6 +585,8 @@ def write(posting, tag, src=None, patch_dir=None):
         blurb = posting.cover_text.strip('\n') + '\n\n' + textwrap.fill(
             tree_line(posting.tree) + ' ' + base_line(base) + ' ' + debian_note(src, tag), 72)
         text = text.replace('*** BLURB HERE ***', blurb.strip())
+        for a in posting.cover_appendix:
+            text = text.rstrip('\n') + '\n\n' + appendix_text(a).rstrip('\n') + '\n'
         with open(path, 'w') as f:
             f.write(text)
     with open(os.path.join(out, 'series'), 'w') as f:
@@ -547,7 +594,7 @@ def write(posting, tag, src=None, patch_dir=None):
         for n in names:
             if not n.startswith('0000-'):
                 f.write(n + '\n')
-        if len(names) > 1:
+        if cover:
             f.write('# cover letter\n' + names[0] + '\n')
     log.info('posting %s: %d patch(es) in %s, To: %d, Cc: %d'
              % (posting.name, len(shas), os.path.relpath(out, paths.REPO), len(to), len(cc)))

@@ -205,6 +205,58 @@ class CoverTest(unittest.TestCase):
         self.assertTrue(any('Based on' in p for p in postings.cover_problems(COVER, 'v7.3.5')))
 
 
+class CoverAppendixTest(unittest.TestCase):
+    PATCH = """Subject: [PATCH] lib: bench
+
+---
+diff --git a/lib/Makefile b/lib/Makefile
+--- a/lib/Makefile
++++ b/lib/Makefile
+@@ -1,1 +1,2 @@
+ obj-y += a.o
++obj-y += bench.o
+diff --git a/lib/bench.c b/lib/bench.c
+new file mode 100644
+index 0000000..85c51a8
+--- /dev/null
++++ b/lib/bench.c
+@@ -0,0 +1,4 @@
++// SPDX-License-Identifier: GPL-2.0
++
++static int x;
++/* %s */
+""" % ('y' * 90)
+
+    def test_the_new_file_of_a_patch(self):
+        self.assertEqual(postings._new_file_of(self.PATCH, 'lib/bench.c'),
+                         '// SPDX-License-Identifier: GPL-2.0\n\nstatic int x;\n/* %s */\n'
+                         % ('y' * 90))
+        self.assertIsNone(postings._new_file_of(self.PATCH, 'lib/Makefile'))
+
+    def test_verbatim_code_keeps_its_widths(self):
+        code = postings._new_file_of(self.PATCH, 'lib/bench.c')
+        text = COVER.rstrip('\n') + '\n\n' + code
+        self.assertTrue(any('columns' in p for p in postings.cover_problems(text, BASE)))
+        self.assertEqual(postings.cover_problems(text, BASE, [code]), [])
+        # only the carried text is exempt: the same line in the letter is not
+        text2 = text.replace('Two fixes for y.', 'y' * 90)
+        self.assertTrue(any('columns' in p for p in postings.cover_problems(text2, BASE, [code])))
+
+    def test_needs_a_cover_and_an_existing_file(self):
+        with self.assertRaises(log.StepError) as e:
+            load_toml(FIX + 'cover_appendix = ["README.md"]\n')
+        self.assertIn('cover letter', str(e.exception))
+        cover = FIX + 'cover_subject = "a: b"\ncover_text = "c"\n'
+        with self.assertRaises(log.StepError) as e:
+            load_toml(cover + 'cover_appendix = ["no/such/file"]\n')
+        self.assertIn('does not exist', str(e.exception))
+        with self.assertRaises(log.StepError) as e:
+            load_toml(cover + 'cover_appendix = ["README.md:lib/x.c"]\n')
+        self.assertIn('creates no file', str(e.exception))
+        p, = load_toml(cover + 'cover_appendix = ["README.md"]\n')
+        self.assertEqual(p.cover_appendix, (('README.md', ''),))
+
+
 class CoverSenderTest(unittest.TestCase):
     def test_cover_from_must_be_the_author(self):
         p, mails = real('vrealloc')
