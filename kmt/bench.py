@@ -158,10 +158,12 @@ def parse_bench(lines):
     return out
 
 
-def build_kernels(apply, config='lean'):
+def build_kernels(apply, config='lean', patched_only=False):
     """Build the baseline (base tag) and the patched kernel (series, or the
     tree as checked out with apply=False) with targets.CONFIGS[config];
-    returns {kernel: (image, initrd)}."""
+    returns {kernel: (image, initrd)}. patched_only: the patched kernel
+    alone (PLAN=refcount builds its own kernels from the series and needs
+    only the patched kernel's initramfs)."""
     tag = source.ensure_base()
     if apply:
         source.apply_series(tag=tag)
@@ -173,6 +175,11 @@ def build_kernels(apply, config='lean'):
         raise log.StepError('uncommitted changes in %s: commit them first' % paths.SRC)
     kernels = {}
     baseline = baseline_ref(tag)
+    if patched_only:
+        same = source.tree_is_base(baseline)
+        head = source.current_head()
+        kernels['patched'] = build.build_all(config, tree='series', series_tests=not same)
+        return kernels, head, same
     with source.checked_out(baseline) as head:
         kernels['baseline'] = build.build_all(config, tree='base')
     same = source.tree_is_base(baseline)
@@ -357,7 +364,8 @@ def run(quick=False, apply=True, plan_name=None):
     prefix = '' if plan_name in ('full', 'quick') else plan_name + '-'
     if plan.get('attrib_only'):
         return attrib_only(plan, plan_name, apply)
-    kernels, head, same = build_kernels(apply, plan.get('config', 'lean'))
+    kernels, head, same = build_kernels(apply, plan.get('config', 'lean'),
+                                        patched_only=bool(plan.get('refcount_only')))
     if plan.get('refcount_only'):
         return refcount_only(plan, plan_name, kernels, head, same)
     records = []

@@ -569,7 +569,8 @@ def write(posting, tag, src=None, patch_dir=None):
             author = re.search(r'^From: .*$', text, re.M).group(0)
             if not cover:
                 note = textwrap.fill(tree_line(posting.tree) + ' ' + base_line(base) + ' '
-                                     + debian_note(src, tag), 72)
+                                     + debian_note(src, tag), 72,
+                                     break_on_hyphens=False)
                 text = text.replace('\n---\n', '\n---\n%s\n\n' % note, 1)
         with open(path, 'w') as f:
             f.write(text)
@@ -583,7 +584,8 @@ def write(posting, tag, src=None, patch_dir=None):
         text = source.fold_subject(text.replace('*** SUBJECT HERE ***', posting.cover_subject),
                                    MAX_COLUMNS)
         blurb = posting.cover_text.strip('\n') + '\n\n' + textwrap.fill(
-            tree_line(posting.tree) + ' ' + base_line(base) + ' ' + debian_note(src, tag), 72)
+            tree_line(posting.tree) + ' ' + base_line(base) + ' ' + debian_note(src, tag), 72,
+            break_on_hyphens=False)
         text = text.replace('*** BLURB HERE ***', blurb.strip())
         for a in posting.cover_appendix:
             text = text.rstrip('\n') + '\n\n' + appendix_text(a).rstrip('\n') + '\n'

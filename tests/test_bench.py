@@ -96,14 +96,15 @@ class GkiPlanTest(unittest.TestCase):
     def test_run_builds_the_plans_config(self):
         seen = []
 
-        def fake_build(apply, config='lean'):
-            seen.append(config)
+        def fake_build(apply, config='lean', patched_only=False):
+            seen.append((config, patched_only))
             raise RuntimeError('stop here')
         with mock.patch.object(bench, 'build_kernels', fake_build):
-            for name in ('gki', 'counts'):
+            for name in ('gki', 'counts', 'refcount'):
                 with self.assertRaises(RuntimeError):
                     bench.run(plan_name=name)
-        self.assertEqual(seen, ['lean-gki', 'lean'])
+        # PLAN=refcount builds its own kernels: only the patched one here.
+        self.assertEqual(seen, [('lean-gki', False), ('lean', False), ('lean', True)])
 
 
 class RefcountOnlyPlanTest(unittest.TestCase):
