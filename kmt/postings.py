@@ -191,12 +191,7 @@ def load(path=None):
 
 def _new_file_of(patch_text, name):
     """The content of the file a patch creates, or None."""
-    m = re.search(r'^diff --git a/%s b/%s\nnew file mode .*\n(?:index .*\n)?--- /dev/null\n'
-                  r'\+\+\+ b/%s\n@@ [^\n]*@@[^\n]*\n((?:[+].*\n?)*)'
-                  % ((re.escape(name),) * 3), patch_text, re.M)
-    if not m:
-        return None
-    return ''.join(l[1:] + '\n' for l in m.group(1).rstrip('\n').split('\n'))
+    return source.new_file_of(patch_text, name)
 
 
 def appendix_text(item, where='postings.toml'):

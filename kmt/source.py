@@ -423,6 +423,16 @@ def patch_subject(text):
     return re.sub(r'^(\[PATCH[^]]*\] )?', '', subject)
 
 
+def new_file_of(patch_text, name):
+    """The content of the file name that a patch creates, or None."""
+    m = re.search(r'^diff --git a/%s b/%s\nnew file mode .*\n(?:index .*\n)?--- /dev/null\n'
+                  r'\+\+\+ b/%s\n@@ [^\n]*@@[^\n]*\n((?:[+].*\n?)*)'
+                  % ((re.escape(name),) * 3), patch_text, re.M)
+    if not m:
+        return None
+    return ''.join(l[1:] + '\n' for l in m.group(1).rstrip('\n').split('\n'))
+
+
 MAIL_WIDTH = 72
 
 
@@ -643,8 +653,13 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
         if len(names) != 1:
             raise log.StepError('%s names {refcount_bench}: bench/ holds %d patches, not one'
                                 % (template, len(names)))
+        # Its source file, not the patch: a diff in a cover letter would be
+        # applied by git am of the whole thread.
         with open(os.path.join(bench_dir, names[0])) as f:
-            fields['refcount_bench'] = f.read().rstrip('\n')
+            code = new_file_of(f.read(), 'lib/refcount_bench.c')
+        if code is None:
+            raise log.StepError('%s creates no lib/refcount_bench.c' % names[0])
+        fields['refcount_bench'] = code.rstrip('\n')
     body = fold_subject(text.format(**fields)).rstrip('\n') + '\n'
     out = os.path.join(patch_dir, '0000-cover-letter.patch')
     with open(out, 'w') as f:
