@@ -6,7 +6,7 @@ export KMT_BASE := $(BASE)
 endif
 KMT = $(PY) -m kmt $(if $(DRY_RUN),--dry-run) $(foreach c,$(CELL),--cell $(c))
 
-.PHONY: run check bench series-check setup shell prepare build-lean build-full selftest export signoff backport-messages postings postings-check postings-prove other-suites reverts cells cover compare lava lava-run lava-import clean distclean
+.PHONY: run check bench series-check setup shell prepare build-lean build-full selftest export signoff backport-messages postings postings-check postings-prove other-suites reverts cells cover compare plugin-compare lava lava-run lava-import clean distclean
 
 run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselftests
 	$(KMT) run
@@ -51,6 +51,8 @@ cover:          ## the cover letter and README results from the last run (6.12: 
 	$(KMT) cover
 compare:        ## every base's bench results side by side (README); MEASURE=1: first measure every base in one run (QUICK sizes)
 	$(KMT) compare $(if $(filter-out 0,$(MEASURE)),--measure)
+plugin-compare: ## the QEMU contrib plugin posting (patches/qemu) on its test guest and on the lean kernels' boots: the same counts as the project's plugin
+	$(KMT) plugin-compare
 lava-run:       ## CELL=sync: that cell's LAVA job through Debian's lava-run here (root), compared with its direct run; BOOT=bench-...: a QUICK bench boot's
 	$(KMT) --cell $(or $(CELL),sync) lava-run $(if $(BOOT),--boot $(BOOT))
 lava-import:    ## LOG=job.log LAB= DEVICE= JOB= [CELL=sync | BOOT=bench-...]: a lab's run of an exported job, into the results

@@ -379,6 +379,35 @@ def cmd_attrib_table(args):
     return 0
 
 
+def cmd_plugin_compare(args):
+    """The QEMU contrib plugin of patches/qemu against the project's own:
+    the posting's test on its bare-metal guest (also under kmt-count), and
+    the same kernel boots under both, every count compared
+    (patches/qemu/test: run-guest.sh, boot-compare.sh)."""
+    from . import plugin
+    setup_host()
+    ref = plugin.build()
+    mte = plugin.build_contrib()
+    for tree in ('base', 'series'):
+        image = os.path.join(build.out_dir('lean', tree), 'arch', 'arm64', 'boot', 'Image')
+        if not os.path.exists(image):
+            raise log.StepError('%s is missing: the lean kernels of make check or make bench '
+                                'first' % os.path.relpath(image, paths.REPO))
+    if not os.path.exists(os.path.join(build.out_dir('lean', 'series'), 'initramfs.cpio.gz')):
+        raise log.StepError('no initramfs of the lean series kernel: make bench first')
+    out = os.path.join(paths.LOGS, 'plugin-compare')
+    os.makedirs(out, exist_ok=True)
+    test = os.path.join(plugin.CONTRIB_DIR, 'test')
+    with log.phase('the contrib plugin on its test guest, and kmt-count on the same guest'):
+        log.run(['sh', os.path.join(test, 'run-guest.sh'), mte, ref],
+                logfile=os.path.join(out, 'run-guest.log'))
+    with log.phase('kernel boots under both plugins, every count compared (log %s)'
+                   % os.path.relpath(out, paths.REPO)):
+        log.run(['sh', os.path.join(test, 'boot-compare.sh'), mte, out], cwd=paths.REPO,
+                logfile=os.path.join(out, 'boot-compare.log'))
+    return done()
+
+
 def attrib_docs_section(name, table):
     """docs/benchmarks.md holds a PLAN=attrib table (attrib, attrib-gki;
     with -7.3 or -6.1 for another base) where it has the section."""
@@ -692,6 +721,8 @@ def build_parser():
                 help="a PLAN=attrib run's table again from the profiles its JSON kept")
     p.add_argument('plan', nargs='?', default='attrib-gki', choices=('attrib', 'attrib-gki'))
     p.add_argument('--json', help='the results file (default: the plan\'s, under build/)')
+    command('plugin-compare', cmd_plugin_compare,
+            help="the QEMU contrib plugin posting's counts against the project's plugin")
     p = command('compare', cmd_compare)
     p.add_argument('--measure', action='store_true',
                    help='first run make bench of every base, in one run')

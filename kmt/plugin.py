@@ -20,7 +20,7 @@ import re
 import shutil
 import subprocess
 
-from . import attrib, bootspec, cache, log, paths, qemu
+from . import attrib, bootspec, cache, log, paths, qemu, source
 
 SOURCE = os.path.join(paths.REPO, 'plugin', 'kmt-count.c')
 DIR = os.path.join(paths.BUILD, 'plugin')
@@ -161,6 +161,55 @@ def build():
     if cache.fresh(stamp, k, outputs=(so,)):
         return so
     with log.phase('build the QEMU plugin %s' % os.path.relpath(SOURCE, paths.REPO)):
+        cache.invalidate(stamp)
+        log.run(cmd, logfile=os.path.join(paths.LOGS, 'plugin-build.log'))
+        os.rename(so + '.tmp', so)
+        cache.record(stamp, k)
+    return so
+
+
+# ---- the QEMU contrib plugin posting (patches/qemu) ----------------------------
+
+CONTRIB_DIR = os.path.join(paths.REPO, 'patches', 'qemu')
+CONTRIB_FILE = 'contrib/plugins/mte.c'
+# The flags QEMU's meson build gives a contrib plugin (with -Werror), as
+# patches/qemu/check.sh compiles it.
+CONTRIB_CFLAGS = ['-std=gnu11', '-O2', '-Wall', '-Werror', '-fPIC', '-shared', '-D_GNU_SOURCE',
+                  '-Wmissing-prototypes', '-Wstrict-prototypes', '-Wold-style-definition',
+                  '-Wredundant-decls', '-Wundef', '-Wvla', '-Wwrite-strings']
+
+
+def contrib_source():
+    """(patch file, text of contrib/plugins/mte.c) as the posting creates it;
+    StepError when no patch of patches/qemu does."""
+    for name in sorted(os.listdir(CONTRIB_DIR)):
+        if not re.match(r'\d{4}-.*\.patch$', name) or name.startswith('0000-'):
+            continue
+        with open(os.path.join(CONTRIB_DIR, name)) as f:
+            text = source.new_file_of(f.read(), CONTRIB_FILE)
+        if text is not None:
+            return name, text
+    raise log.StepError('no patch of %s creates %s'
+                        % (os.path.relpath(CONTRIB_DIR, paths.REPO), CONTRIB_FILE))
+
+
+def build_contrib():
+    """The posting's contrib plugin, built against the installed QEMU's
+    plugin header (build/plugin/libmte.so), again only when it changed."""
+    hdir = fetch_header()
+    name, text = contrib_source()
+    src = os.path.join(DIR, 'mte.c')
+    os.makedirs(DIR, exist_ok=True)
+    with open(src + '.tmp', 'w') as f:
+        f.write(text)
+    os.replace(src + '.tmp', src)
+    so = os.path.join(DIR, 'libmte.so')
+    cmd = ['gcc'] + CONTRIB_CFLAGS + glib_cflags() + ['-I', hdir, '-o', so + '.tmp', src]
+    k = cache.key(' '.join(cmd), files=(src, os.path.join(hdir, 'qemu-plugin.h')))
+    stamp = so + '.stamp'
+    if cache.fresh(stamp, k, outputs=(so,)):
+        return so
+    with log.phase('build the QEMU contrib plugin of patches/qemu/%s' % name):
         cache.invalidate(stamp)
         log.run(cmd, logfile=os.path.join(paths.LOGS, 'plugin-build.log'))
         os.rename(so + '.tmp', so)
