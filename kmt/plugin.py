@@ -150,22 +150,28 @@ def glib_cflags():
     return res.stdout.split()
 
 
-def build():
-    """Build plugin/kmt-count.c into build/plugin/libkmt-count.so, again
-    only when the source, the header or the flags changed."""
+def _compile(src, so, cflags, what):
+    """gcc src into the shared object so against the installed QEMU's plugin
+    header, again only when the source, the header or the flags changed."""
     hdir = fetch_header()
-    so = os.path.join(DIR, 'libkmt-count.so')
-    cmd = ['gcc'] + CFLAGS + glib_cflags() + ['-I', hdir, '-o', so + '.tmp', SOURCE]
-    k = cache.key(' '.join(cmd), files=(SOURCE, os.path.join(hdir, 'qemu-plugin.h')))
+    cmd = ['gcc'] + cflags + glib_cflags() + ['-I', hdir, '-o', so + '.tmp', src]
+    k = cache.key(' '.join(cmd), files=(src, os.path.join(hdir, 'qemu-plugin.h')))
     stamp = so + '.stamp'
     if cache.fresh(stamp, k, outputs=(so,)):
         return so
-    with log.phase('build the QEMU plugin %s' % os.path.relpath(SOURCE, paths.REPO)):
+    with log.phase(what):
         cache.invalidate(stamp)
         log.run(cmd, logfile=os.path.join(paths.LOGS, 'plugin-build.log'))
         os.rename(so + '.tmp', so)
         cache.record(stamp, k)
     return so
+
+
+def build():
+    """Build plugin/kmt-count.c into build/plugin/libkmt-count.so, again
+    only when the source, the header or the flags changed."""
+    return _compile(SOURCE, os.path.join(DIR, 'libkmt-count.so'), CFLAGS,
+                    'build the QEMU plugin %s' % os.path.relpath(SOURCE, paths.REPO))
 
 
 # ---- the QEMU contrib plugin posting (patches/qemu) ----------------------------
@@ -196,25 +202,14 @@ def contrib_source():
 def build_contrib():
     """The posting's contrib plugin, built against the installed QEMU's
     plugin header (build/plugin/libmte.so), again only when it changed."""
-    hdir = fetch_header()
     name, text = contrib_source()
     src = os.path.join(DIR, 'mte.c')
     os.makedirs(DIR, exist_ok=True)
     with open(src + '.tmp', 'w') as f:
         f.write(text)
     os.replace(src + '.tmp', src)
-    so = os.path.join(DIR, 'libmte.so')
-    cmd = ['gcc'] + CONTRIB_CFLAGS + glib_cflags() + ['-I', hdir, '-o', so + '.tmp', src]
-    k = cache.key(' '.join(cmd), files=(src, os.path.join(hdir, 'qemu-plugin.h')))
-    stamp = so + '.stamp'
-    if cache.fresh(stamp, k, outputs=(so,)):
-        return so
-    with log.phase('build the QEMU contrib plugin of patches/qemu/%s' % name):
-        cache.invalidate(stamp)
-        log.run(cmd, logfile=os.path.join(paths.LOGS, 'plugin-build.log'))
-        os.rename(so + '.tmp', so)
-        cache.record(stamp, k)
-    return so
+    return _compile(src, os.path.join(DIR, 'libmte.so'), CONTRIB_CFLAGS,
+                    'build the QEMU contrib plugin of patches/qemu/%s' % name)
 
 
 MAX_PCS = 16     # pc= arguments the plugin takes

@@ -370,3 +370,14 @@ class TagBlocksTest(unittest.TestCase):
                  '# kmt-bench getpid ops=10 insn_per_op=5.0 insn_mean=5.0 chunk=1 '
                  'ns_per_op=1.0', 'KMT-END bench rc=0']
         self.assertEqual(list(bench.parse_bench(lines)), ['getpid'])
+
+
+class ContribPluginTest(unittest.TestCase):
+    """The QEMU contrib plugin posting (patches/qemu) carries the plugin
+    make plugin-compare builds."""
+
+    def test_the_posting_creates_the_plugin(self):
+        name, text = plugin.contrib_source()
+        self.assertTrue(name.startswith('0002-'), name)
+        self.assertIn('qemu_plugin_install', text)
+        self.assertIn('SPDX-License-Identifier: GPL-2.0-or-later', text[:300])
