@@ -189,11 +189,6 @@ def load(path=None):
     return out
 
 
-def _new_file_of(patch_text, name):
-    """The content of the file a patch creates, or None."""
-    return source.new_file_of(patch_text, name)
-
-
 def appendix_text(item, where='postings.toml'):
     """The text one cover_appendix entry carries: a repository file, or
     the file a patch of the repository creates (\"PATCH:FILE\"); StepError
@@ -206,7 +201,7 @@ def appendix_text(item, where='postings.toml'):
         text = f.read()
     if not inner:
         return text
-    content = _new_file_of(text, inner)
+    content = source.new_file_of(text, inner)
     if content is None:
         raise log.StepError('%s: cover_appendix: %s creates no file %s' % (where, path, inner))
     return content

@@ -4,7 +4,7 @@ import subprocess
 import tempfile
 import unittest
 
-from kmt import log, paths, postings, postproof, series
+from kmt import log, paths, postings, postproof, series, source
 
 REPO = paths.REPO
 P73 = os.path.join(REPO, 'patches', '7.3')
@@ -228,13 +228,13 @@ index 0000000..85c51a8
 """ % ('y' * 90)
 
     def test_the_new_file_of_a_patch(self):
-        self.assertEqual(postings._new_file_of(self.PATCH, 'lib/bench.c'),
+        self.assertEqual(source.new_file_of(self.PATCH, 'lib/bench.c'),
                          '// SPDX-License-Identifier: GPL-2.0\n\nstatic int x;\n/* %s */\n'
                          % ('y' * 90))
-        self.assertIsNone(postings._new_file_of(self.PATCH, 'lib/Makefile'))
+        self.assertIsNone(source.new_file_of(self.PATCH, 'lib/Makefile'))
 
     def test_verbatim_code_keeps_its_widths(self):
-        code = postings._new_file_of(self.PATCH, 'lib/bench.c')
+        code = source.new_file_of(self.PATCH, 'lib/bench.c')
         text = COVER.rstrip('\n') + '\n\n' + code
         self.assertTrue(any('columns' in p for p in postings.cover_problems(text, BASE)))
         self.assertEqual(postings.cover_problems(text, BASE, [code]), [])
