@@ -131,6 +131,18 @@ def long_message_lines(patch_text, width=75):
     return [l for l in _message(patch_text) if len(l) > width and not _LONG_OK.match(l)]
 
 
+def long_subject(patch_text, width=75):
+    """The summary line of a patch (its Subject: less the [PATCH] prefix)
+    if it is over width columns, which Documentation/process/
+    submitting-patches.rst asks not to pass (70-75); None otherwise, and
+    for a backport, whose subject is upstream's."""
+    s = _SUBJECT.search(patch_text)
+    if not s or _BACKPORT.search(patch_text):
+        return None
+    subject = ' '.join(s.group(1).split())
+    return subject if len(subject) > width else None
+
+
 def backport_of(patch_text, cited):
     """The id of the listed commit a stable-style backport names in its
     'commit <id> upstream.' line: the full id listed, the patch's subject

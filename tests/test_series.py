@@ -108,9 +108,23 @@ class MessageWidth(unittest.TestCase):
                 if not n.endswith('.patch') or n.startswith('0000-'):
                     continue
                 with open(os.path.join(d, n)) as f:
-                    found += ['%s: %s' % (os.path.relpath(os.path.join(d, n), paths.REPO), l)
-                              for l in series.long_message_lines(f.read())]
+                    text = f.read()
+                found += ['%s: %s' % (os.path.relpath(os.path.join(d, n), paths.REPO), l)
+                          for l in series.long_message_lines(text)]
+                subject = series.long_subject(text)
+                if subject:
+                    found.append('%s: subject of %d columns: %s'
+                                 % (os.path.relpath(os.path.join(d, n), paths.REPO),
+                                    len(subject), subject))
         self.assertEqual(found, [])
+
+    def test_long_subject(self):
+        head = 'From: A <a@example.org>\nSubject: [PATCH 2/5] x: '
+        self.assertIsNone(series.long_subject(head + 'y' * 72 + '\n\nbody\n'))
+        self.assertEqual(series.long_subject(head + 'y' * 60 + '\n ' + 'z' * 12 + '\n\nb\n'),
+                         'x: ' + 'y' * 60 + ' ' + 'z' * 12)
+        backport = head + 'y' * 80 + '\n\ncommit ' + '0' * 40 + ' upstream.\n'
+        self.assertIsNone(series.long_subject(backport))
 
     def test_long_message_lines(self):
         text = ('From: A <a@example.org>\nSubject: [PATCH] x: y\n\n' + 'w ' * 40 +
