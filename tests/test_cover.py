@@ -1,3 +1,4 @@
+import os
 import unittest
 
 
@@ -175,3 +176,31 @@ class ConfigOptions(unittest.TestCase):
         got = source.config_options(['CONFIG_NR_CPUS=4', 'CONFIG_X=y', 'CONFIG_NR_CPUS=8'],
                                     {'NR_CPUS', 'X'})
         self.assertEqual(got, ['NR_CPUS=8', 'X'])
+
+
+class CoverMatchesSeriesTest(unittest.TestCase):
+    """Each base's cover letter announces as many patches as its series
+    holds and lists every subject in order (the 7.3 cover said 0/15 and
+    listed 15 subjects for a series of 20)."""
+
+    def test_every_base(self):
+        import re
+        from kmt import bases, paths, source
+        problems = []
+        for b in bases.BASES.values():
+            d = os.path.join(paths.REPO, b.patch_dir)
+            names = source.read_series(d)
+            subjects = []
+            for n in names:
+                with open(os.path.join(d, n)) as f:
+                    subjects.append(source.patch_subject(f.read()))
+            with open(os.path.join(d, '0000-cover-letter.patch')) as f:
+                cover = f.read()
+            m = re.search(r'^Subject: \[PATCH 0/(\d+)\]', cover, re.M)
+            if not m or int(m.group(1)) != len(names):
+                problems.append('%s: cover says 0/%s, series has %d'
+                                % (b.patch_dir, m and m.group(1), len(names)))
+            if source.shortlog(subjects).rstrip('\n') not in cover:
+                problems.append('%s: cover letter does not list the series\' subjects'
+                                % b.patch_dir)
+        self.assertEqual(problems, [])
