@@ -12,7 +12,7 @@ run:            ## defconfig kernel, kasan sync: kasan KUnit + arm64 mte kselfte
 	$(KMT) run
 check:          ## the test matrix (what CI runs; ALL=1: also KASAN sw_tags, KCSAN, clang)
 	$(KMT) check $(if $(filter-out 0,$(ALL)),--all)
-bench:          ## baseline vs patched: instruction counts and A/B time ratios (QUICK=1: smoke run; PLAN=counts: exact counts only; PLAN=entry: the same for the system call and context switch rows alone; PLAN=shapes: upstream's sizes; PLAN=refcount: part 3 alone, 9 wall-time pairs; PLAN=gki: exact counts on the GKI-shaped kernel with Android's boot options; PLAN=attrib, PLAN=attrib-gki: what KASAN still costs over kasan=off on the patched kernel, by cause)
+bench:          ## baseline vs patched: instruction counts and A/B time ratios (QUICK=1: smoke run; PLAN=counts: exact counts only; PLAN=entry: the same for the system call and context switch rows alone; PLAN=shapes: upstream's sizes; PLAN=refcount: part 3 alone, 9 wall-time pairs; PLAN=refcount-postings, BASE=7.3: its exact counts and bloat-o-meter from the base with only the part 3 postings applied; PLAN=gki: exact counts on the GKI-shaped kernel with Android's boot options; PLAN=attrib, PLAN=attrib-gki: what KASAN still costs over kasan=off on the patched kernel, by cause)
 	$(KMT) bench $(if $(filter-out 0,$(QUICK)),--quick) $(if $(PLAN),--plan $(PLAN))
 series-check:   ## the series' quality gates (ALL=1: also build every prefix and config variants)
 	$(KMT) series-check $(if $(filter-out 0,$(ALL)),--all)

@@ -84,6 +84,12 @@ PLANS = {
     # PLAN=refcount: part 3's benchmark alone (refbench.PLANS['idle']: more
     # interleaved pairs), for wall-time ratios from an otherwise idle host.
     'refcount': {'refcount_only': 'idle', 'output': 'refcount'},
+    # PLAN=refcount-postings: the same counts (refbench's quick sizes) from
+    # the base as shipped with only part 3's postings applied, one and then
+    # the other (refbench.POSTING_VARIANTS): the figures those postings
+    # quote. Base 7.3.
+    'refcount-postings': {'refcount_only': 'quick', 'from_postings': True,
+                          'output': 'refcount-postings'},
     # PLAN=attrib: what KASAN still costs over kasan=off on the patched
     # kernel, per benchmark and mode, by cause (kmt/kasancost.py): the
     # plugin's flat kernel profile of each mode against kasan=off, twice
@@ -563,7 +569,9 @@ def refcount_only(plan, plan_name, kernels, head, same,
     run_refbench = run_refbench or refbench.run
     problems = []
     try:
-        records = run_refbench(kernels['patched'][1], plan=plan['refcount_only'])
+        records = run_refbench(kernels['patched'][1], plan=plan['refcount_only'],
+                               **({'from_postings': True} if plan.get('from_postings')
+                                  else {}))
     except log.StepError as e:
         records, problems = [], ['refcount benchmark: %s' % e]
     meta = meta if meta is not None else provenance(head, same, plan_name)

@@ -96,10 +96,86 @@ def commits_to_revert(log_lines, subjects):
     return sorted(found, key=order.index)
 
 
-def build_kernels(x86=True):
+def posting_patch(subject, patch_dir=None):
+    """The patch file of the posting (patches/BASE/postings/NAME/, in the
+    order of its series file) with this subject; StepError if none or
+    more than one has it. (Read from the files: kmt.postings imports
+    what imports this module.)"""
+    found = []
+    root = os.path.join(patch_dir or paths.PATCHES, 'postings')
+    for name in sorted(os.listdir(root)) if os.path.isdir(root) else ():
+        series = os.path.join(root, name, 'series')
+        if not os.path.exists(series):
+            continue
+        with open(series) as f:
+            names = [l.strip() for l in f if l.strip() and not l.startswith('#')]
+        for n in names:
+            with open(os.path.join(root, name, n)) as f:
+                if not n.startswith('0000-') and source.patch_subject(f.read()) == subject:
+                    found.append(os.path.join(root, name, n))
+    if len(found) != 1:
+        raise log.StepError('%d postings carry "%s" (want 1): the refcount benchmark '
+                            'cannot build its kernels from the postings' % (len(found), subject))
+    return found[0]
+
+
+# PLAN=refcount-postings: the base as shipped with only the postings of
+# part 3 applied, as a list reader would build them (the series carries
+# other postings too). Name, label, postings applied (by commit subject),
+# in build order.
+POSTING_VARIANTS = (
+    ('shipped', 'as shipped', ()),
+    ('onecmp', 'one comparison', (ONE_CMP,)),
+    ('series', '+ LL/SC imm', (ONE_CMP, LLSC_IMM)),
+    ('imm', 'LL/SC imm alone', (LLSC_IMM,)),
+)
+# bloat-o-meter pairs of that plan: before, after, what each posting's
+# message quotes.
+POSTING_BLOAT = (('shipped', 'onecmp'), ('onecmp', 'series'), ('shipped', 'imm'))
+
+
+def build_from_postings(x86=True):
+    """The POSTING_VARIANTS kernels: the base tag + the benchmark patch,
+    then each posting's patch on top (the last variant reverts the first
+    posting); returns what build_kernels() does."""
+    patches = sorted(p for p in os.listdir(BENCH_PATCHES) if p.endswith('.patch'))
+    out = {}
+    cfg = targets.CONFIGS[CONFIG]
+    tag = source.base_tag()
+    with source.checked_out(tag, branch=BRANCH + '-postings'):
+        source.am_or_abort([os.path.join(BENCH_PATCHES, p) for p in patches], tag)
+        applied = []
+        for v, label, subjects in POSTING_VARIANTS:
+            for subj in applied[:]:
+                if subj not in subjects:
+                    sha = source.git(['log', '-1', '--format=%H', '-F', '--grep=' + subj]
+                                     ).stdout.strip()
+                    log.info('%s kernel: git revert %s' % (v, sha[:12]))
+                    source.git(['revert', '--no-edit', sha])
+                    applied.remove(subj)
+            for subj in subjects:
+                if subj not in applied:
+                    source.am_or_abort([posting_patch(subj)], tag)
+                    applied.append(subj)
+            o = build.out_dir('%s-postings-%s' % (cfg.name, v), 'bench')
+            logfile = os.path.join(paths.LOGS, 'build-bench-postings-%s.log' % v)
+            with log.phase('build the %s kernel (%s; %s)' % (v, label, ' '.join(cfg.fragments))):
+                image = build.build_kernel(cfg, paths.SRC, o, logfile, tree='base')
+            out[v] = (image, os.path.join(o, 'vmlinux'))
+            if x86 and v in X86_VARIANTS:
+                xlog = os.path.join(paths.LOGS, 'build-bench-postings-x86_64-%s.log' % v)
+                with log.phase('build the x86_64 %s kernel (%s; %s)' % (v, label, X86_CONFIG)):
+                    out[(X86_CPU, v)] = build_x86(v, xlog, 'postings-')
+    return out
+
+
+def build_kernels(x86=True, from_postings=False):
     """Build the variants from series + benchmark patch; returns
     {variant: (image, vmlinux)}, and {('x86_64', variant): ...} for the
-    x86_64 kernels. The kernel tree's branch is restored."""
+    x86_64 kernels. The kernel tree's branch is restored. from_postings:
+    build_from_postings() instead."""
+    if from_postings:
+        return build_from_postings(x86)
     patches = sorted(p for p in os.listdir(BENCH_PATCHES) if p.endswith('.patch'))
     out = {}
     cfg = targets.CONFIGS[CONFIG]
@@ -144,10 +220,10 @@ def x86_env(base=None):
     return env
 
 
-def build_x86(variant, logfile):
+def build_x86(variant, logfile, prefix=''):
     """The x86_64 kernel of a variant from the tree as checked out
     (allnoconfig + configs/x86_64-refbench.config, the host's gcc)."""
-    out = build.out_dir('refbench-x86_64-' + variant, 'bench')
+    out = build.out_dir('refbench-x86_64-' + prefix + variant, 'bench')
     os.makedirs(out, exist_ok=True)
     env = x86_env()
     frag = os.path.join(paths.CONFIGS, X86_CONFIG)
@@ -219,19 +295,20 @@ def parse_bloat(text):
     return summary, int(_BLOAT_SUMMARY.match(summary).group(1)), total[0], total[1]
 
 
-def bloat(before, after, arch, prefix):
+def bloat(before, after, arch, prefix, kernel='series/shipped'):
     """scripts/bloat-o-meter -t (text symbols) between two vmlinux, as a
-    record; its full output in the logs."""
+    record (kernel: after/before); its full output in the logs."""
     cmd = [os.path.join(paths.SRC, 'scripts', 'bloat-o-meter'), '-t'] + \
         (['-p', prefix] if prefix else []) + [before, after]
     log.show_cmd(cmd)
     res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    logfile = os.path.join(paths.LOGS, 'bench', 'bloat-o-meter-%s.txt' % arch)
+    logfile = os.path.join(paths.LOGS, 'bench', 'bloat-o-meter-%s%s.txt' % (
+        arch, '' if kernel == 'series/shipped' else '-' + kernel.replace('/', '-')))
     os.makedirs(os.path.dirname(logfile), exist_ok=True)
     with open(logfile, 'w') as f:
         f.write('$ %s\n%s' % (' '.join(cmd), res.stdout))
     summary, chg, b, a = parse_bloat(res.stdout)
-    return {'benchmark': 'refcount', 'metric': 'bloat_text', 'kernel': 'series/shipped',
+    return {'benchmark': 'refcount', 'metric': 'bloat_text', 'kernel': kernel,
             'kasan': 'off', 'cpu': arch, 'value': chg, 'before': b, 'after': a,
             'summary': summary, 'log': os.path.relpath(logfile, paths.REPO)}
 
@@ -274,14 +351,15 @@ def _boot(variant, image, initrd, cpu, machine_name, iters, icount, tag, plugin_
     return parsed, os.path.relpath(logfile, paths.REPO), tbs
 
 
-def run(initrd, quick=False, plan=None):
-    """Returns the records for results.json."""
+def run(initrd, quick=False, plan=None, from_postings=False):
+    """Returns the records for results.json (from_postings: the kernels
+    of build_from_postings())."""
     plan = PLANS[plan or ('quick' if quick else 'full')]
     x86 = bool(shutil.which('qemu-system-x86_64'))
     if not x86:
         log.warn('no qemu-system-x86_64 (make setup): the refcount benchmark runs on '
                  'arm64 only')
-    built = build_kernels(x86=x86)
+    built = build_kernels(x86=x86, from_postings=from_postings)
     kernels = {v: k for v, k in built.items() if isinstance(v, str)}
     # The exact-count boots also load the plugin (it does not change what
     # -icount counts): translation blocks and page-crossing jumps per loop.
@@ -292,6 +370,10 @@ def run(initrd, quick=False, plan=None):
                         'kasan': 'off', 'cpu': '-', 'value': text_size(vmlinux)})
     records.append(bloat(kernels['shipped'][1], kernels['series'][1], 'arm64',
                          paths.CROSS_COMPILE))
+    if from_postings:
+        for before, after in POSTING_BLOAT:
+            records.append(bloat(kernels[before][1], kernels[after][1], 'arm64',
+                                 paths.CROSS_COMPILE, kernel='%s/%s' % (after, before)))
     if (X86_CPU, 'shipped') in built and (X86_CPU, 'series') in built:
         records.append(bloat(built[(X86_CPU, 'shipped')][1], built[(X86_CPU, 'series')][1],
                              X86_CPU, ''))

@@ -284,3 +284,35 @@ class EntryBenchTest(unittest.TestCase):
         for row in ('{ "getpid", 20000, 200,', '{ "getppid", 20000, 200,',
                     '{ "invalid_syscall", 20000, 200,', '{ "ctxsw", 2000, 20,'):
             self.assertIn(row, text)
+
+
+class RefbenchPostingsTest(unittest.TestCase):
+    """PLAN=refcount-postings builds the 7.3 base with part 3's postings
+    applied one by one: each variant's patches come from the posting
+    files, and every variant the bloat pairs name is built."""
+
+    def test_posting_patches_found(self):
+        import os
+        from kmt import paths, refbench, source
+        d = os.path.join(paths.REPO, 'patches', '7.3')
+        for subj in (refbench.ONE_CMP, refbench.LLSC_IMM):
+            p = refbench.posting_patch(subj, d)
+            self.assertIn(os.sep + 'postings' + os.sep, p)
+            with open(p) as f:
+                self.assertEqual(source.patch_subject(f.read()), subj)
+
+    def test_unknown_subject_is_an_error(self):
+        import os
+        from kmt import log, paths, refbench
+        with self.assertRaises(log.StepError):
+            refbench.posting_patch('no such patch', os.path.join(paths.REPO, 'patches', '7.3'))
+
+    def test_variants_cover_the_bloat_pairs(self):
+        from kmt import refbench
+        names = [v[0] for v in refbench.POSTING_VARIANTS]
+        self.assertEqual(names[0], 'shipped')
+        self.assertEqual(refbench.POSTING_VARIANTS[0][2], ())
+        for before, after in refbench.POSTING_BLOAT:
+            self.assertLess(names.index(before), len(names))
+            self.assertIn(after, names)
+        self.assertTrue(set(refbench.X86_VARIANTS) <= set(names))
