@@ -38,7 +38,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Tuple
 
-from . import log, paths, provenance, source
+from . import bases, build, log, paths, provenance, source
 
 KINDS = ('fix', 'cleanup', 'test', 'feature')
 MAX_COLUMNS = 75
@@ -274,6 +274,69 @@ def tree_line(tree):
     return 'For the %s tree.' % tree
 
 
+# A line of cover_text that stands for the configuration a figure was
+# built with: "@@fragment minimal.config mte-kasan.config base-7.3.config@@"
+# is replaced by the options those files of configs/ set, later files
+# winning, one per line in the kernel's own syntax, so that
+# "scripts/kconfig/merge_config.sh -n" on a file of those lines gives the
+# .config the figures came from. Options the base has no longer
+# (kmt/bases.py gone) are left out: merge_config.sh would only warn.
+_FRAGMENT = re.compile(r'^@@fragment ((?:[\w.-]+\.config ?)+)@@$', re.M)
+
+
+def gone_options(version):
+    """The options the base of a kernel version ("v7.3.4") no longer has."""
+    v = version.lstrip('v')
+    for b in bases.BASES.values():
+        if v == b.name or v.startswith(b.name + '.'):
+            return {opt for opt, _ in b.gone}
+    raise log.StepError('no base in kmt/bases.py for version %s' % version)
+
+
+def fragment_lines(names, gone=()):
+    """The option lines of the config fragments names (files of configs/),
+    less the options of gone."""
+    want = {}
+    for name in names:
+        path = os.path.join(paths.CONFIGS, name)
+        if not os.path.isfile(path):
+            raise log.StepError('cover_text: @@fragment names %s, which is not in configs/'
+                                % name)
+        with open(path) as f:
+            for opt, val in build.parse_config(f).items():
+                want.pop(opt, None)
+                want[opt] = val
+    return ['# %s is not set' % o if v == 'n' else '%s=%s' % (o, v)
+            for o, v in want.items() if o not in gone]
+
+
+def fragment_block(names, gone=()):
+    return '\n'.join('  ' + l for l in fragment_lines(names, gone))
+
+
+def expand_cover_text(text, version):
+    """cover_text with each @@fragment line replaced by its options,
+    indented by two columns, for a posting based on version."""
+    gone = gone_options(version)
+    return _FRAGMENT.sub(lambda m: fragment_block(m.group(1).split(), gone), text)
+
+
+def fragment_problems(posting, cover, version):
+    """A cover letter's configurations: each @@fragment of its cover_text
+    as configs/ has it today, and no option list typed by hand."""
+    problems = []
+    gone = gone_options(version)
+    for m in _FRAGMENT.finditer(posting.cover_text):
+        if fragment_block(m.group(1).split(), gone) not in cover:
+            problems.append('its configuration is not that of configs/ %s today: make postings'
+                            % m.group(1).strip())
+    if re.search(r'allnoconfig,?\s+then\s+CONFIG_', cover):
+        problems.append('a configuration typed as "allnoconfig, then CONFIG_...": give '
+                        'the fragment it was built from (an @@fragment line: '
+                        'merge_config.sh -n on it is the build\'s .config)')
+    return problems
+
+
 def cover_problems(text, base, verbatim=()):
     """What makes a cover letter unfit for a mailing list. verbatim: the
     texts carried as they are at its end (source code, which keeps its own
@@ -305,6 +368,46 @@ def cover_problems(text, base, verbatim=()):
     return problems
 
 
+# A commit id in a message's prose, as checkpatch.pl finds it (its
+# GIT_COMMIT_ID rule), which our tree, a source package without mainline's
+# history, cannot run: checkpatch skips the style check of an id git does
+# not know. Tags and links are left alone.
+_ID = re.compile(r'(?<![0-9a-zA-Z/])[0-9a-f]{12,40}(?![0-9a-zA-Z])')
+_TAG_LINE = re.compile(r'^\s*(?:[A-Za-z-]+:\s|https?://|This reverts commit)')
+
+
+def commit_id_problems(message):
+    """Lines of a commit message that cite a commit other than as
+    'commit <12+ chars of id> ("<subject>")' on one line (the subject may
+    go on over the next lines), as checkpatch --strict asks."""
+    problems = []
+    lines = message.split('\n')
+    dump = False
+    for n, line in enumerate(lines):
+        # A quoted kernel log, from its BUG:/WARNING: or timestamp line to
+        # the next blank line: addresses, not ids (checkpatch skips it too).
+        if re.match(r'\s*(?:WARNING:|BUG:|\[\s*\d+\.\d{6}\s*\])', line):
+            dump = True
+        elif not line.strip():
+            dump = False
+        if dump or _TAG_LINE.match(line):
+            continue
+        nxt = lines[n + 1] if n + 1 < len(lines) else ''
+        if re.search(r'\bcommit\s*$', line, re.I) and _ID.match(nxt.lstrip()):
+            problems.append('"commit" and its id %s on two lines: checkpatch wants '
+                            'them on one' % _ID.match(nxt.lstrip()).group(0))
+        for m in _ID.finditer(line):
+            before = line[:m.start()]
+            after = line[m.end():]
+            if not re.search(r'\bcommit\s+$', before, re.I) and not (
+                    n and not before.strip() and re.search(r'\bcommit\s*$', lines[n - 1], re.I)):
+                problems.append('%s cited without "commit": checkpatch wants '
+                                'commit %s ("<subject>")' % (m.group(0), m.group(0)))
+            elif not (after.startswith(' ("') or (not after.strip() and nxt.startswith('("'))):
+                problems.append('commit %s without its ("<subject>") after it' % m.group(0))
+    return problems
+
+
 def patch_problems(name, text, posting, cited, first, single, base):
     """What a maintainer would send back about one patch mail of posting,
     from its text alone. cited: {short id: subject} (cited-commits.txt)."""
@@ -318,6 +421,7 @@ def patch_problems(name, text, posting, cited, first, single, base):
                 problems.append('%s: %s is not in its To/Cc' % (name, want))
     if not re.search(r'^Signed-off-by: .+ <.+@.+>$', message, re.M):
         problems.append('%s: no Signed-off-by' % name)
+    problems += ['%s: %s' % (name, p) for p in commit_id_problems(message)]
     for cid, subject in _FIXES.findall(message):
         if len(cid) < 12:
             problems.append('%s: Fixes: %s: use at least 12 characters of the id' % (name, cid))
@@ -333,6 +437,13 @@ def patch_problems(name, text, posting, cited, first, single, base):
                             'postings.toml)' % (name, STABLE))
         if posting.no_stable and has_stable:
             problems.append('%s: Cc: stable, but postings.toml says no_stable' % name)
+        # A Fixes: tag is what the automatic stable selection looks for:
+        # a fix the message keeps out of stable says so to it as well
+        # (Documentation/process/stable-kernel-rules.rst).
+        if re.search(r'\bnot for stable\b', message, re.I) and _FIXES.search(message) and \
+                not re.search(r'^Cc: <?stable\+noautosel@kernel\.org>? # \S', message, re.M):
+            problems.append('%s: says not for stable but has Fixes: and no '
+                            'Cc: <stable+noautosel@kernel.org> # reason' % name)
     if posting.kind != 'fix' and _FIXES.search(message):
         problems.append('%s: a Fixes: tag on a %s posting' % (name, posting.kind))
     if single and base_line(base) not in ' '.join(body.split('\n---\n', 1)[-1].split()[:40]):
@@ -417,6 +528,11 @@ def static_problems(posting, mails, cited, base, series=None):
     for n, t in covers:
         problems += [n + ': ' + p for p in cover_problems(
             t, base, [appendix_text(a) for a in posting.cover_appendix])]
+        problems += [n + ': ' + p for p in fragment_problems(posting, t, base)]
+        if len(posting.cover_subject) > 75:
+            problems.append('%s: its subject is %d columns (at most 75, as a patch\'s '
+                            'summary line): %s' % (n, len(posting.cover_subject),
+                                                   posting.cover_subject))
         sender = split_mail(t)[0].get('from', [''])[0]
         if authors and sender not in authors:
             problems.append('%s: From: %s, not the author of its patches (%s)'
@@ -573,7 +689,7 @@ def write(posting, tag, src=None, patch_dir=None):
         text = re.sub(r'^From: .*$', lambda m: author, text, count=1, flags=re.M)
         text = source.fold_subject(text.replace('*** SUBJECT HERE ***', posting.cover_subject),
                                    MAX_COLUMNS)
-        blurb = posting.cover_text.strip('\n') + '\n\n' + textwrap.fill(
+        blurb = expand_cover_text(posting.cover_text, base).strip('\n') + '\n\n' + textwrap.fill(
             tree_line(posting.tree) + ' ' + base_line(base) + ' ' + debian_note(src, tag), 72,
             break_on_hyphens=False)
         text = text.replace('*** BLURB HERE ***', blurb.strip())

@@ -141,6 +141,15 @@ class PatchProblemsTest(unittest.TestCase):
         p = postings.Posting(**dict(vars(self.posting), no_stable='only in 7.3'))
         self.assertTrue(any('no_stable' in x for x in self.problems(self.text, p)))
 
+    def test_not_for_stable_keeps_autosel_off_too(self):
+        p = postings.Posting(**dict(vars(self.posting), no_stable='a debugging gap'))
+        text = self.text.replace('Cc: stable@vger.kernel.org\n', '').replace(
+            'For stable:', 'Not for stable:')
+        self.assertTrue(any('noautosel' in x for x in self.problems(text, p)))
+        text2 = text.replace('Signed-off-by:', 'Cc: <stable+noautosel@kernel.org> # a gap\n'
+                             'Signed-off-by:', 1)
+        self.assertFalse(any('noautosel' in x for x in self.problems(text2, p)))
+
     def test_fixes_on_a_cleanup(self):
         p = postings.Posting(**dict(vars(self.posting), kind='cleanup'))
         self.assertTrue(any('cleanup' in x for x in self.problems(self.text, p)))
@@ -196,6 +205,13 @@ class CoverTest(unittest.TestCase):
         folded = COVER.replace('[PATCH 0/2] x: Fix y', long.replace(' a vrealloc', '\n a vrealloc'))
         self.assertEqual(postings.cover_problems(folded, BASE), [])
         self.assertEqual(postings.split_mail(folded)[0]['subject'], [long])
+
+    def test_subject_at_most_75_columns(self):
+        p, mails = real('kasan-tests')
+        self.assertLessEqual(len(p.cover_subject), 75)
+        long = postings.Posting(**dict(vars(p), cover_subject='scs, kasan: ' + 'x' * 64))
+        found = postings.static_problems(long, mails, CITED, BASE)
+        self.assertTrue(any('76 columns' in x for x in found), found)
 
     def test_placeholders_diffstat_base(self):
         self.assertTrue(postings.cover_problems(
@@ -633,3 +649,68 @@ class StaleTest(unittest.TestCase):
                     with open(f) as fh:
                         mails.append((os.path.basename(f), fh.read()))
             self.assertEqual(postings.stale_problems(mails, series), [], d)
+
+
+class FragmentTest(unittest.TestCase):
+    """A cover letter's configuration is the fragments the kernel was
+    built from, as merge_config.sh -n takes them, never a list typed by
+    hand (the review found one that gave another .config)."""
+
+    def test_later_fragments_win_and_gone_options_are_left_out(self):
+        lines = postings.fragment_lines(['mte-kasan.config', 'nokasan.config'],
+                                        gone=postings.gone_options('v7.3.4'))
+        self.assertIn('# CONFIG_KASAN is not set', lines)
+        self.assertNotIn('CONFIG_KASAN=y', lines)
+        self.assertIn('CONFIG_ARM64_MTE=y', lines)
+        # 7.3 has no CONFIG_ARM64_LSE_ATOMICS; 6.12 has
+        self.assertNotIn('CONFIG_ARM64_LSE_ATOMICS=y', lines)
+        self.assertIn('CONFIG_ARM64_LSE_ATOMICS=y',
+                      postings.fragment_lines(['mte-kasan.config'],
+                                              postings.gone_options('v6.12.58')))
+        with self.assertRaises(log.StepError):
+            postings.fragment_lines(['no-such.config'])
+        with self.assertRaises(log.StepError):
+            postings.gone_options('v5.4.1')
+
+    def test_expanded_in_place(self):
+        text = 'Configured with\n\n@@fragment x86_64-refbench.config@@\n\nbuilt.\n'
+        out = postings.expand_cover_text(text, 'v7.3.4')
+        self.assertIn('\n\n  CONFIG_64BIT=y\n  CONFIG_SMP=y\n', out)
+        self.assertIn('  CONFIG_KALLSYMS=y\n\nbuilt.\n', out)
+        self.assertNotIn('@@', out)
+        self.assertNotIn('#', out)
+
+    def test_stale_or_typed_configurations_are_problems(self):
+        p, = load_toml(FIX + 'cover_subject = "a: b"\n'
+                       'cover_text = "x\\n\\n@@fragment x86_64-refbench.config@@\\n"\n')
+        good = postings.expand_cover_text(p.cover_text, BASE)
+        self.assertEqual(postings.fragment_problems(p, good, BASE), [])
+        stale = good.replace('  CONFIG_NR_CPUS=8\n', '')
+        self.assertEqual(len(postings.fragment_problems(p, stale, BASE)), 1)
+        typed = good + '\nx86_64: make allnoconfig, then CONFIG_64BIT=y, CONFIG_SMP=y\n'
+        self.assertIn('typed', postings.fragment_problems(p, typed, BASE)[0])
+
+
+class CommitIdTest(unittest.TestCase):
+    """checkpatch's commit description style, checked without a tree that
+    knows the ids (checkpatch in ours skips it for an unknown id)."""
+
+    def test_one_line_with_subject(self):
+        ok = ('Since commit 0123456789ab ("a: b c"), x.\n'
+              'As commit 0123456789ab\n("a: b c") did.\n'
+              'Fixes: 0123456789ab ("a: b c")\n'
+              'Link: https://lore.kernel.org/r/0123456789abcdef@x\n\n'
+              'BUG: KASAN: invalid-access in clear_page+0xc/0x74\n'
+              '  Write at addr faf000000c003000 by task t/1\n')
+        self.assertEqual(postings.commit_id_problems(ok), [])
+
+    def test_split_bare_and_subjectless_ids(self):
+        self.assertEqual(len(postings.commit_id_problems(
+            'Since commit\n0123456789ab ("a: b"), x.\n')), 1)
+        self.assertIn('without "commit"', postings.commit_id_problems(
+            'the part where 0123456789ab is.\n')[0])
+        self.assertIn('without its', postings.commit_id_problems(
+            'as before commit 0123456789ab: a.\n')[0])
+        # the log ends at the blank line
+        self.assertEqual(len(postings.commit_id_problems(
+            'BUG: x\n  at 0123456789abcdef\n\nthen 0123456789ab did.\n')), 1)
