@@ -11,7 +11,8 @@ than one patch, and the cells that prove it. From that:
          patches/<base>/postings/NAME/ with git format-patch: To/Cc
          headers (get_maintainer.pl's maintainers in To, the rest in Cc,
          plus the names the posting lists), a plain-text cover letter
-         with its diffstat, the base named.
+         with its diffstat, the base named, and its @@fragment lines
+         replaced by the configuration they name.
   check  what a maintainer checks before applying, per posting: the mail
          headers and tags (static, no kernel tree needed: every listed
          recipient present, a fix's Fixes: ids in cited-commits.txt with
