@@ -331,6 +331,12 @@ def fragment_problems(posting, cover, version):
         if fragment_block(m.group(1).split(), gone) not in cover:
             problems.append('its configuration is not that of configs/ %s today: make postings'
                             % m.group(1).strip())
+    flat = ' '.join(cover.split())
+    for m in re.finditer(r'ARCH=(\w+) (?:(\S+) )?scripts/kconfig/merge_config\.sh', flat):
+        if m.group(1) != 'x86_64' and not (m.group(2) or '').startswith('CROSS_COMPILE='):
+            problems.append('"ARCH=%s scripts/kconfig/merge_config.sh" without CROSS_COMPILE=: '
+                            'Kconfig then probes the host compiler and drops what needs '
+                            'the %s one (ARM64_MTE, KASAN_HW_TAGS, ...)' % (m.group(1), m.group(1)))
     if re.search(r'allnoconfig,?\s+then\s+CONFIG_', cover):
         problems.append('a configuration typed as "allnoconfig, then CONFIG_...": give '
                         'the fragment it was built from (an @@fragment line: '
@@ -505,6 +511,13 @@ def stale_problems(patches, series_texts):
     return problems
 
 
+def known_titles(postings, patch_dir=None):
+    """What a mail may cite by title: the postings' cover subjects and the
+    subjects of the base's series."""
+    return {p.cover_subject for p in postings if p.cover_subject} | \
+        {source.patch_subject(t) for t in series_texts(patch_dir)}
+
+
 def series_texts(patch_dir=None):
     patch_dir = patch_dir or paths.PATCHES
     out = []
@@ -514,9 +527,35 @@ def series_texts(patch_dir=None):
     return out
 
 
-def static_problems(posting, mails, cited, base, series=None):
-    """Everything check can say about a written posting without a kernel tree."""
+def title_problems(mails, titles):
+    """Quoted titles of other patches and postings that are not (or no
+    longer) one of titles: a quote that starts like a known title (its
+    first 25 characters) must be that title."""
     problems = []
+    heads = {}
+    for t in titles:
+        if len(t) >= 25:
+            heads.setdefault(t[:25], set()).add(t)
+    for n, text in mails:
+        flat = ' '.join(split_mail(text)[1].split())
+        for head, known in heads.items():
+            for m in re.finditer(re.escape('"' + head), flat):
+                end = flat.find('"', m.end())
+                quoted = flat[m.start() + 1:end if end > 0 else None]
+                if quoted not in known:
+                    problems.append('%s: cites "%s", which is not the title of any '
+                                    'posting or patch (now "%s"?)'
+                                    % (n, quoted[:60], sorted(known)[0]))
+    return problems
+
+
+def static_problems(posting, mails, cited, base, series=None, titles=None):
+    """Everything check can say about a written posting without a kernel tree.
+    titles: the subjects of the base's patches and postings, which a mail
+    may cite (None: not checked)."""
+    problems = []
+    if titles is not None:
+        problems += title_problems(mails, titles)
     covers = [(n, t) for n, t in mails if n.startswith('0000-')]
     patches = [(n, t) for n, t in mails if not n.startswith('0000-')]
     if len(patches) != len(posting.commits):
@@ -822,7 +861,8 @@ def check(postings, tag=None, src=None, with_tree=True):
         except log.StepError as e:
             out[p.name] = [str(e)]
             continue
-        problems = static_problems(p, mails, cited, base, series_texts())
+        problems = static_problems(p, mails, cited, base, series_texts(),
+                                   known_titles(postings))
         if with_tree:
             problems += tree_problems(p, mails, tag, src)
         out[p.name] = problems

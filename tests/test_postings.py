@@ -84,10 +84,32 @@ class WrittenPostingsTest(unittest.TestCase):
     (make postings-check runs the rest)."""
 
     def test_every_written_posting_is_fit(self):
-        for p in postings.load(os.path.join(P73, 'postings.toml')):
+        every = postings.load(os.path.join(P73, 'postings.toml'))
+        titles = postings.known_titles(every, P73)
+        for p in every:
             mails = postings.read_posting(p, P73)
             self.assertEqual(postings.static_problems(p, mails, CITED, BASE,
-                                                      postings.series_texts(P73)), [], p.name)
+                                                      postings.series_texts(P73), titles),
+                             [], p.name)
+
+    def test_a_stale_title_is_named(self):
+        titles = {'scs, kasan: untagged shadow call stacks and more HW_TAGS tests',
+                  'arm64: mte: Check load_unaligned_zeropad() in asymmetric mode'}
+        mail = ('Subject: [PATCH] x\n\nas "scs, kasan: untagged shadow call stacks,\n and '
+                'the HW_TAGS tests mainline lacks" does, and "arm64: mte: Check\n'
+                'load_unaligned_zeropad() in asymmetric mode" too.\n')
+        found = postings.title_problems([('0001-x.patch', mail)], titles)
+        self.assertEqual(len(found), 1, found)
+        self.assertIn('stacks, and the HW_TAGS', found[0])
+
+    def test_a_cross_recipe_names_its_compiler(self):
+        p, = load_toml(FIX + 'cover_subject = "a: b"\ncover_text = "x"\n')
+        bad = 'configured with "ARCH=arm64 scripts/kconfig/merge_config.sh -n a.config"'
+        self.assertTrue(any('CROSS_COMPILE' in x for x in postings.fragment_problems(p, bad, BASE)))
+        good = bad.replace('ARCH=arm64 ', 'ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- ')
+        self.assertEqual(postings.fragment_problems(p, good, BASE), [])
+        x86 = 'x86_64: "ARCH=x86_64 scripts/kconfig/merge_config.sh -n x86.config"'
+        self.assertEqual(postings.fragment_problems(p, x86, BASE), [])
 
 
 class PatchProblemsTest(unittest.TestCase):
