@@ -247,6 +247,15 @@ class CitedCommits(unittest.TestCase):
                 ' deadbeefcafe0123 in the diff\nbase-commit: 25c17c4b55deffffffff\n')
         self.assertEqual(series.uncited_ids(text, {}), [])
 
+    def test_addresses_in_a_quoted_kernel_log_are_not_citations(self):
+        text = ('Subject: [PATCH] x\n\nIt triggers:\n\n'
+                '  BUG: KASAN: invalid-access in clear_page+0xc/0x74\n'
+                '  Write at addr faf000000c003000 by task t/1\n\n'
+                'and faf000000c003000 after the log is cited again.\n---\n')
+        self.assertEqual(series.uncited_ids(text, {}), ['faf000000c003000'])
+        self.assertEqual(series.uncited_ids(
+            text.replace('and faf000000c003000 after the log is cited again.\n', ''), {}), [])
+
     def test_every_base_list_is_well_formed(self):
         import os
         from kmt import bases, paths
