@@ -389,14 +389,7 @@ def commit_id_problems(message):
     go on over the next lines), as checkpatch --strict asks."""
     problems = []
     lines = message.split('\n')
-    dump = False
-    for n, line in enumerate(lines):
-        # A quoted kernel log, from its BUG:/WARNING: or timestamp line to
-        # the next blank line: addresses, not ids (checkpatch skips it too).
-        if re.match(r'\s*(?:WARNING:|BUG:|\[\s*\d+\.\d{6}\s*\])', line):
-            dump = True
-        elif not line.strip():
-            dump = False
+    for n, (line, dump) in enumerate(zip(lines, provenance.in_kernel_log(lines))):
         if dump or _TAG_LINE.match(line):
             continue
         nxt = lines[n + 1] if n + 1 < len(lines) else ''
@@ -569,10 +562,10 @@ def static_problems(posting, mails, cited, base, series=None, titles=None):
         problems += [n + ': ' + p for p in cover_problems(
             t, base, [appendix_text(a) for a in posting.cover_appendix])]
         problems += [n + ': ' + p for p in fragment_problems(posting, t, base)]
-        if len(posting.cover_subject) > 75:
-            problems.append('%s: its subject is %d columns (at most 75, as a patch\'s '
+        if len(posting.cover_subject) > MAX_COLUMNS:
+            problems.append('%s: its subject is %d columns (at most %d, as a patch\'s '
                             'summary line): %s' % (n, len(posting.cover_subject),
-                                                   posting.cover_subject))
+                                                   MAX_COLUMNS, posting.cover_subject))
         sender = split_mail(t)[0].get('from', [''])[0]
         if authors and sender not in authors:
             problems.append('%s: From: %s, not the author of its patches (%s)'
@@ -855,14 +848,14 @@ def check(postings, tag=None, src=None, with_tree=True):
     cited = gates.load_cited_commits(os.path.join(paths.PATCHES, 'cited-commits.txt'))
     base = base_name()
     out = {}
+    series, titles = series_texts(), known_titles(postings)
     for p in postings:
         try:
             mails = read_posting(p)
         except log.StepError as e:
             out[p.name] = [str(e)]
             continue
-        problems = static_problems(p, mails, cited, base, series_texts(),
-                                   known_titles(postings))
+        problems = static_problems(p, mails, cited, base, series, titles)
         if with_tree:
             problems += tree_problems(p, mails, tag, src)
         out[p.name] = problems

@@ -45,6 +45,21 @@ def _major_minor(version):
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def in_kernel_log(lines):
+    """For each line of a commit message, whether it is part of a quoted
+    kernel log: from a BUG:/WARNING: or timestamp line to the next blank
+    line (checkpatch's commit_log_possible_stack_dump). Such lines hold
+    addresses, not commit ids."""
+    flags, dump = [], False
+    for line in lines:
+        if re.match(r'\s*(?:WARNING:|BUG:|\[\s*\d+\.\d{6}\s*\])', line):
+            dump = True
+        elif not line.strip():
+            dump = False
+        flags.append(dump)
+    return flags
+
+
 def message(mail):
     """The part of a patch mail a reader reads as its message: up to the
     first --- line (the diffstat and diff are code, not claims)."""

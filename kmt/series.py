@@ -265,15 +265,8 @@ def uncited_ids(patch_text, cited):
     flat = ' '.join(' '.join(_message(patch_text)).split())
     backport = backport_of(patch_text, cited)
     left = []
-    dump = False
-    for line in _message(patch_text):
-        # A quoted kernel log, from its BUG:/WARNING: or timestamp line to
-        # the next blank line, holds addresses, not ids (checkpatch's
-        # commit_log_possible_stack_dump).
-        if re.match(r'\s*(?:WARNING:|BUG:|\[\s*\d+\.\d{6}\s*\])', line):
-            dump = True
-        elif not line.strip():
-            dump = False
+    lines = _message(patch_text)
+    for line, dump in zip(lines, provenance.in_kernel_log(lines)):
         if '://' in line or dump:
             continue
         for m in _CITED_ID.finditer(line):
