@@ -1,7 +1,7 @@
 """make bench: baseline (base, no series) vs patched (series) kernels, the
 lean config, every kasan mode; exact instruction counts per operation
 (QEMU -icount shift=0 + guest PMU), exact tag stores, barriers and TFSR_EL1
-reads per operation (the kmt-count TCG plugin) and interleaved A/B
+reads per operation (QEMU TCG plugins) and interleaved A/B
 wall-time ratios."""
 
 import datetime
@@ -295,10 +295,11 @@ def plan_boots(plan_name, images):
 
 
 def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machine=MACHINE,
-          cmdline=(), profile=False):
-    """One benchmark boot. With plugin_so: the kmt-count plugin loaded and
-    the guest in time-only mode (no perf_event system calls inside the
-    marked regions); returns the plugin's output as a third value."""
+          cmdline=(), profile=False, contrib=False):
+    """One benchmark boot. With plugin_so: that plugin loaded (kmt-count,
+    or with contrib the QEMU contrib plugin of patches/qemu) and the guest
+    in time-only mode (no perf_event system calls inside the marked
+    regions); returns the plugin's output as a third value."""
     logfile = os.path.join(paths.LOGS, 'bench', '%s-%s-%s.log' % (kernel, mode, tag))
     counts = logfile[:-len('.log')] + '.counts'
     spec = boot_spec(kernel, image, initrd, mode, bench, icount, tag,
@@ -307,13 +308,17 @@ def _boot(kernel, image, initrd, mode, bench, icount, tag, plugin_so=None, machi
     if plugin_so:
         if os.path.exists(counts):
             os.unlink(counts)
-        spec = spec.replace(qemu_extra=tuple(plugin.qemu_args(
-            plugin_so, counts, chains=0 if profile else CHAIN_DEPTH, profile=profile)))
+        if contrib:
+            args = plugin.contrib_qemu_args(plugin_so, counts, chains=CHAIN_DEPTH)
+        else:
+            args = plugin.qemu_args(plugin_so, counts, chains=0 if profile else CHAIN_DEPTH,
+                                    profile=profile)
+        spec = spec.replace(qemu_extra=tuple(args))
     res = qemu.run(spec, echo=False)
     res.check()
     parsed = parse_bench(res.lines)
     if plugin_so:
-        out = plugin.read_output(counts, res.lines)
+        out = plugin.read_output(counts, res.lines, contrib=contrib)
         out.blocks = tag_blocks(res.lines, machine)
         return parsed, os.path.relpath(logfile, paths.REPO), out
     return parsed, os.path.relpath(logfile, paths.REPO)
@@ -401,13 +406,35 @@ def run(quick=False, apply=True, plan_name=None):
                      % os.path.relpath(logf, paths.REPO))
         selftest = {'status': 'fail' if errors else 'pass', 'errors': errors,
                     'log': os.path.relpath(logf, paths.REPO)}
+    # The counts come from the QEMU contrib plugin of patches/qemu (what
+    # QEMU would ship); one boot is counted by kmt-count too, and every
+    # region and call chain of the two must be identical.
+    mte = plugin.build_contrib()
+    plugin_check = None
     symbols = {}
     for mode in plan['modes']:
         for k in counted_kernels(kernels):
-            with log.phase('plugin counts: %s kernel, kasan %s' % (k, mode)):
+            with log.phase('plugin counts (contrib plugin mte): %s kernel, kasan %s' % (k, mode)):
                 res, logf, out = _boot(k, *kernels[k], mode, plan['bench'], True,
-                                       prefix + 'plugin', plugin_so=so, machine=machine,
-                                       cmdline=cmdline)
+                                       prefix + 'plugin', plugin_so=mte, machine=machine,
+                                       cmdline=cmdline, contrib=True)
+            if plugin_check is None:
+                with log.phase('the same boot under kmt-count: %s kernel, kasan %s' % (k, mode)):
+                    _, ref_logf, ref = _boot(k, *kernels[k], mode, plan['bench'], True,
+                                             prefix + 'plugin-kmt-count', plugin_so=so,
+                                             machine=machine, cmdline=cmdline)
+                diffs = plugin.differences(ref, out)
+                plugin_check = {'kernel': k, 'kasan': mode, 'logs': [ref_logf, logf],
+                                'regions': len(out.regions),
+                                'chains': sum(len(c) for c in out.chains.values()),
+                                'differences': diffs,
+                                'result': 'identical' if not diffs else 'differ'}
+                problems += ['contrib plugin vs kmt-count, %s/%s: %s' % (k, mode, d)
+                             for d in diffs]
+                log.info('contrib plugin vs kmt-count, same boot: %s (%d regions, %d call '
+                         'chains)' % (plugin_check['result'], plugin_check['regions'],
+                                      plugin_check['chains']))
+            with log.phase('plugin records: %s kernel, kasan %s' % (k, mode)):
                 if out and k not in symbols:
                     symbols[k] = attrib.Symbols.load(bootspec.system_map(kernels[k][0]))
                 recs = plugin_records(k, mode, res, out, logf, symbols.get(k)) if out else []
@@ -468,6 +495,7 @@ def run(quick=False, apply=True, plan_name=None):
         'config': plan.get('config', 'lean'),
         'cmdline': list(cmdline),
         'plugin_selftest': selftest,
+        'plugin_check': plugin_check,
         'records': records,
         'problems': problems,
     })
@@ -873,8 +901,8 @@ def use_table(result):
     def fmt(v):
         return '%.0f' % v if v >= 100 or v == 0 else '%.1f' % v
     lines = ['', 'Kernel tag stores per operation by what they tag, kasan %s, baseline -> '
-             'patched (kmt-count call chains symbolized with System.map; uses: '
-             'kmt/attrib.py RULES)' % mode, '',
+             'patched (call chains of %s, symbolized with System.map; uses: '
+             'kmt/attrib.py RULES)' % (mode, plugin_name(result)), '',
              '| benchmark | ' + ' | '.join(u.replace('_', ' ') for u in uses) + ' |',
              '|---|' + '---:|' * len(uses)]
     for b in benches:
@@ -885,6 +913,15 @@ def use_table(result):
                                        fmt(pat['value']) if pat else '-'))
         lines.append('| %s | %s |' % (b, ' | '.join(cells)))
     return lines
+
+
+def plugin_name(result):
+    """Which plugin counted a run's figures, as its tables name it."""
+    check = result.get('plugin_check')
+    if check:
+        return ('the QEMU contrib plugin mte of patches/qemu; kmt-count on the same boot: %s'
+                % check['result'])
+    return 'kmt-count TCG plugin'
 
 
 def plugin_table(result):
@@ -907,8 +944,8 @@ def plugin_table(result):
             return '-'
         return '%.0f' % v if v >= 100 else '%.1f' % v if v >= 10 else '%.2f' % v
     lines = ['', 'Kernel tag stores, barriers and TFSR_EL1 reads per operation '
-             '(exact: kmt-count TCG plugin, 1 vCPU; tag stores = STG family + STGP + '
-             'DC GVA + DC GZVA; barriers = DSB + ISB)', '',
+             '(exact: %s, 1 vCPU; tag stores = STG family + STGP + '
+             'DC GVA + DC GZVA; barriers = DSB + ISB)' % plugin_name(result), '',
              '| benchmark | kasan | tag stores baseline | patched | barriers baseline '
              '| patched | kasan=off | TFSR reads baseline | patched |',
              '|---|---|---:|---:|---:|---:|---:|---:|---:|']

@@ -346,14 +346,91 @@ def profile_diff(a, b, ops=1, top=20):
             for n in names[:top]]
 
 
-def read_output(path, console_lines=()):
-    """Parse the plugin output file; a missing or headless file means QEMU
-    did not load the plugin (the console log says why)."""
+# ---- the contrib plugin's output (patches/qemu: contrib/plugins/mte.c) --------
+#
+# Its lines: "region=N space=user|kernel insns=.. stg=.. ..." and "total
+# space=..." (one line per exception level), "callchain region=N
+# space=kernel class=C count=N pcs=0x..,..", and a closing
+# "regions=N unclosed=N unmatched_ends=N restarts=N callchain_read_errors=N".
+# parse_contrib() reads them into the PluginOutput that parse() gives for
+# kmt-count's, so that make bench counts the same figures from either.
+
+# Its counter names that kmt-count spells otherwise.
+CONTRIB_NAMES = {'insns': 'insn', 'mrs_tfsr_el1': 'tfsr_read'}
+# kmt-count's counters the contrib plugin has no counterpart of (its
+# tbpages=1 mode); parse_contrib() reports them as zero.
+CONTRIB_ABSENT = ('tb', 'tb_xpage')
+
+
+def contrib_qemu_args(so, outfile, chains=0):
+    """QEMU options loading the contrib plugin the way make bench loads
+    kmt-count: TFSR_EL1 reads counted, and with chains=DEPTH each kernel
+    tag store's call chain."""
+    arg = so + ',mrs=tfsr_el1' + (',callchain=%d' % chains if chains else '')
+    return ['-plugin', arg, '-d', 'plugin', '-D', outfile]
+
+
+def parse_contrib(lines):
+    """The contrib plugin's lines as a PluginOutput (other lines ignored):
+    counts as (user, kernel) pairs under kmt-count's names, the kernel's
+    call chains (kmt-count records no others), and the exit line's
+    checks."""
+    out = PluginOutput()
+    regions = {}
+    order = []
+    for line in lines:
+        t = line.split()
+        if not t:
+            continue
+        f = dict(x.split('=', 1) for x in t if '=' in x)
+        if t[0] == 'callchain':
+            if f.get('space') != 'kernel':
+                continue
+            out.chains.setdefault(int(f['region']), []).append(
+                (f['class'], int(f['count']), [int(p, 16) for p in f['pcs'].split(',') if p]))
+        elif (t[0].startswith('region=') or t[0] == 'total') and 'space' in f:
+            key = 'total' if t[0] == 'total' else int(f['region'])
+            if key not in regions:
+                regions[key] = {n: (0, 0) for n in CONTRIB_ABSENT}
+                order.append(key)
+            side = {'user': 0, 'kernel': 1}[f['space']]
+            for k, v in f.items():
+                if k in ('region', 'space'):
+                    continue
+                name = CONTRIB_NAMES.get(k, k)
+                pair = list(regions[key].get(name, (0, 0)))
+                pair[side] = int(v)
+                regions[key][name] = tuple(pair)
+        elif t[0].startswith('regions=') and 'unclosed' in f:
+            out.exit = {'regions': int(f['regions']), 'open': int(f['unclosed']),
+                        'stray_ends': int(f['unmatched_ends']),
+                        'chain_read_errors': int(f.get('callchain_read_errors', 0))}
+    for key in order:
+        if key == 'total':
+            if out.exit is not None:
+                out.exit['counts'] = regions[key]
+            continue
+        # The contrib plugin does not say on which vCPU a region began and
+        # ended: the benchmarks run on one.
+        out.regions.append({'region': key, 'vcpu': None, 'end_vcpu': None,
+                            'counts': regions[key]})
+    if regions or out.exit is not None:
+        out.header = {'version': 0, 'api': 0, 'vcpus': None, 'profile': 0, 'plugin': 'mte',
+                      'counters': sorted(set(n for r in regions.values() for n in r))}
+    if out.exit is not None:
+        out.exit.setdefault('counts', {})
+    return out
+
+
+def read_output(path, console_lines=(), contrib=False):
+    """Parse the plugin output file (contrib: the contrib plugin's); a
+    missing or headless file means QEMU did not load the plugin (the
+    console log says why)."""
     lines = []
     if os.path.exists(path):
         with open(path, errors='replace') as f:
             lines = f.read().splitlines()
-    out = parse(lines)
+    out = parse_contrib(lines) if contrib else parse(lines)
     if out.header is None:
         why = [l for l in console_lines if 'plugin' in l.lower() or 'kmt-count' in l]
         hint = ''
@@ -365,6 +442,39 @@ def read_output(path, console_lines=()):
             path, (': ' + ' | '.join(why[:3])) if why else '', hint))
     if out.exit is None:
         raise log.StepError('the QEMU plugin output %s has no exit line (QEMU killed?)' % path)
+    return out
+
+
+def differences(ref, new):
+    """What two PluginOutputs of one boot disagree on (kmt-count's ref, the
+    contrib plugin's new): the number of regions, each counter both have
+    in each region and over the whole run, and each region's kernel call
+    chains (as a multiset). [] when they agree."""
+    out = []
+    if len(ref.regions) != len(new.regions):
+        out.append('%d regions vs %d' % (len(ref.regions), len(new.regions)))
+    pairs = list(zip(ref.regions, new.regions))
+    pairs.append(({'region': 'whole run', 'counts': (ref.exit or {}).get('counts', {})},
+                  {'region': 'whole run', 'counts': (new.exit or {}).get('counts', {})}))
+    for a, b in pairs:
+        for name in sorted(set(a['counts']) & set(b['counts'])):
+            if name in CONTRIB_ABSENT:
+                continue
+            if a['counts'][name] != b['counts'][name]:
+                out.append('region %s: %s %s vs %s' % (a['region'], name, a['counts'][name],
+                                                       b['counts'][name]))
+
+    def chains(o, region):
+        got = {}
+        for cls, count, pcs in o.chains.get(region, []):
+            key = (cls, tuple(pcs))
+            got[key] = got.get(key, 0) + count
+        return got
+    for r in sorted(set(ref.chains) | set(new.chains)):
+        a, b = chains(ref, r), chains(new, r)
+        if a != b:
+            out.append('region %s: call chains differ (%d vs %d chains, %d vs %d tag stores)'
+                       % (r, len(a), len(b), sum(a.values()), sum(b.values())))
     return out
 
 

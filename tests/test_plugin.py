@@ -381,3 +381,78 @@ class ContribPluginTest(unittest.TestCase):
         self.assertTrue(name.startswith('0002-'), name)
         self.assertIn('qemu_plugin_install', text)
         self.assertIn('SPDX-License-Identifier: GPL-2.0-or-later', text[:300])
+
+
+class ContribTest(unittest.TestCase):
+    """The QEMU contrib plugin of patches/qemu, read into the same
+    PluginOutput: one boot (series-lean, kasan sync, the system call
+    benchmarks, call chains of depth 24) counted by both plugins, as make
+    plugin-compare left it."""
+
+    def setUp(self):
+        self.ref = plugin.parse(_read('plugin-entry-sync-kmt-count.counts'))
+        self.new = plugin.parse_contrib(_read('plugin-entry-sync-contrib.counts'))
+
+    def test_same_boot_same_figures(self):
+        self.assertEqual(plugin.differences(self.ref, self.new), [])
+        self.assertEqual(len(self.new.regions), 4)
+        for a, b in zip(self.ref.regions, self.new.regions):
+            self.assertEqual(plugin.per_op(a, 1000, {'gm': 256, 'dcz': 64}),
+                             plugin.per_op(b, 1000, {'gm': 256, 'dcz': 64}))
+        self.assertEqual(self.new.regions[0]['counts']['insn'], (362008, 5085024))
+        self.assertEqual(self.new.regions[0]['counts']['tfsr_read'], (0, 0))
+        self.assertEqual(sum(len(c) for c in self.new.chains.values()),
+                         sum(len(c) for c in self.ref.chains.values()))
+
+    def test_a_changed_count_is_named(self):
+        lines = [l.replace('stg=263 ', 'stg=264 ', 1)
+                 for l in _read('plugin-entry-sync-contrib.counts')]
+        diffs = plugin.differences(self.ref, plugin.parse_contrib(lines))
+        self.assertEqual(diffs, ['region 1: stg (0, 263) vs (0, 264)'])
+
+    def test_a_changed_chain_is_named(self):
+        lines = _read('plugin-entry-sync-contrib.counts')
+        i = next(i for i, l in enumerate(lines) if l.startswith('callchain region=1 '))
+        lines[i] = lines[i].replace(' count=', ' count=1', 1)
+        diffs = plugin.differences(self.ref, plugin.parse_contrib(lines))
+        self.assertEqual(len(diffs), 1)
+        self.assertRegex(diffs[0], r'^region 1: call chains differ')
+
+    def test_user_chains_ignored_and_exit_read(self):
+        out = plugin.parse_contrib([
+            'callchain region=1 space=user class=stg count=3 pcs=0x400000',
+            'callchain region=1 space=kernel class=stg count=2 pcs=0xffff800080010000',
+            'region=1 space=user insns=10 stg=0 mrs_tfsr_el1=0',
+            'region=1 space=kernel insns=20 stg=2 mrs_tfsr_el1=1',
+            'total space=user insns=11 stg=0 mrs_tfsr_el1=0',
+            'total space=kernel insns=30 stg=2 mrs_tfsr_el1=1',
+            'regions=1 unclosed=0 unmatched_ends=0 restarts=0 callchain_read_errors=0'])
+        self.assertEqual(out.chains, {1: [('stg', 2, [0xffff800080010000])]})
+        self.assertEqual(out.regions[0]['counts']['insn'], (10, 20))
+        self.assertEqual(out.regions[0]['counts']['tfsr_read'], (0, 1))
+        self.assertEqual(out.exit['counts']['insn'], (11, 30))
+        self.assertEqual(out.exit['regions'], 1)
+
+    def test_killed_run_is_an_error(self):
+        lines = [l for l in _read('plugin-entry-sync-contrib.counts')
+                 if not l.startswith('regions=')]
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, 'x.counts')
+            with open(path, 'w') as f:
+                f.write('\n'.join(lines) + '\n')
+            with self.assertRaisesRegex(log.StepError, 'no exit line'):
+                plugin.read_output(path, contrib=True)
+            open(path, 'w').close()
+            with self.assertRaisesRegex(log.StepError, 'no output'):
+                plugin.read_output(path, contrib=True)
+
+    def test_qemu_args(self):
+        self.assertEqual(plugin.contrib_qemu_args('/x/libmte.so', '/o/c', chains=24),
+                         ['-plugin', '/x/libmte.so,mrs=tfsr_el1,callchain=24',
+                          '-d', 'plugin', '-D', '/o/c'])
+
+    def test_tables_name_the_plugin_that_counted(self):
+        self.assertEqual(bench.plugin_name({}), 'kmt-count TCG plugin')
+        name = bench.plugin_name({'plugin_check': {'result': 'identical'}})
+        self.assertIn('contrib plugin mte of patches/qemu', name)
+        self.assertIn('kmt-count on the same boot: identical', name)
