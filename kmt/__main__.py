@@ -114,6 +114,11 @@ def bench_smoke_record(apply):
         st = result.get('plugin_selftest') or {'status': 'fail', 'errors': ['did not run']}
         tests.append(results.test('bench-quick', 'plugin-selftest', st['status'],
                                   '; '.join(st['errors'])))
+        # The counts come from the QEMU contrib plugin posting; one boot is
+        # counted by kmt-count too, and the two must agree exactly.
+        chk = result.get('plugin_check') or {'result': 'did not run', 'differences': []}
+        tests.append(_bench_test('plugin-contrib-vs-kmt-count', chk['result'] == 'identical',
+                                 '; '.join(chk['differences']) or chk['result']))
         tests += [_bench_test('%s/%s/%s/plugin' % (r['benchmark'], r['kernel'], r['kasan']),
                               r['value'] > 0, 'the plugin counted nothing')
                   for r in result['records'] if r['metric'] == 'plugin_insn_per_op']
