@@ -408,6 +408,21 @@ def commit_id_problems(message):
     return problems
 
 
+# A token left where a figure or a sentence was still to be written: an
+# upper-case name with an underscore (RESULTS_FIX, RESULT612), or the usual
+# markers. Kernel identifiers in code are lower case; a CONFIG_ option or a
+# macro in prose is not one of these names.
+_PLACEHOLDER = re.compile(r'\b(?:RESULTS?[A-Z0-9_]*|[A-Z0-9_]*PLACEHOLDER[A-Z0-9_]*|'
+                          r'TODO|TBD|FIXME|XXX)\b')
+
+
+def placeholder_problems(text):
+    """Lines of a mail's prose (before its diff) holding a placeholder."""
+    prose = text.split('\ndiff --git ', 1)[0]
+    return ['a placeholder is left in: %s' % line.strip()
+            for line in prose.split('\n') if _PLACEHOLDER.search(line)]
+
+
 def patch_problems(name, text, posting, cited, first, single, base):
     """What a maintainer would send back about one patch mail of posting,
     from its text alone. cited: {short id: subject} (cited-commits.txt)."""
@@ -577,6 +592,8 @@ def static_problems(posting, mails, cited, base, series=None, titles=None):
                     problems.append('%s: %s is not in its To/Cc' % (n, want))
     for i, (n, t) in enumerate(patches):
         problems += patch_problems(n, t, posting, cited, i == 0, single, base)
+    for n, t in mails:
+        problems += ['%s: %s' % (n, p) for p in placeholder_problems(t)]
     # What is posted is what the series carries and its tests ran on
     # (series: the texts of the base's series patches; None: not checked).
     if series is not None:

@@ -477,3 +477,35 @@ class UpstreamStatus(unittest.TestCase):
             found = series.upstream_findings(pdir, b)
             self.assertEqual(found, [], '%s: %s' % (b.name, found))
             self.assertTrue(source.read_series(pdir))
+
+
+class NoPlaceholderLeft(unittest.TestCase):
+    """A token written where a figure was still to come (RESULTS_FIX,
+    STATUS_PLACEHOLDER) must not reach a mail: every patch and cover letter
+    of every base and posting, and the test of the check itself."""
+
+    def test_every_mail(self):
+        import glob
+        from kmt import bases, paths, postings
+        found = []
+        dirs = [os.path.join(paths.REPO, b.patch_dir) for b in bases.BASES.values()]
+        dirs += sorted(glob.glob(os.path.join(paths.REPO, 'patches', '*', 'postings', '*')))
+        dirs.append(os.path.join(paths.REPO, 'patches', 'qemu'))
+        for d in dirs:
+            for n in sorted(os.listdir(d)):
+                if n.endswith('.patch'):
+                    with open(os.path.join(d, n)) as f:
+                        found += ['%s: %s' % (os.path.relpath(os.path.join(d, n), paths.REPO), p)
+                                  for p in postings.placeholder_problems(f.read())]
+        self.assertEqual(found, [])
+
+    def test_what_counts_as_one(self):
+        from kmt import postings
+        mail = ('Subject: [PATCH 1/2] x: y\n\nIt hung in RESULTS_FIX boots.\n'
+                'status = STATUS_PLACEHOLDER\nTODO: measure\n'
+                'CONFIG_KASAN_HW_TAGS and RESUME_PATH stay, as do results.\n'
+                '---\ndiff --git a/x.c b/x.c\n+\t/* XXX in the code is not prose */\n')
+        self.assertEqual(postings.placeholder_problems(mail), [
+            'a placeholder is left in: It hung in RESULTS_FIX boots.',
+            'a placeholder is left in: status = STATUS_PLACEHOLDER',
+            'a placeholder is left in: TODO: measure'])
