@@ -412,8 +412,8 @@ def commit_id_problems(message):
 # upper-case name with an underscore (RESULTS_FIX, RESULT612), or the usual
 # markers. Kernel identifiers in code are lower case; a CONFIG_ option or a
 # macro in prose is not one of these names.
-_PLACEHOLDER = re.compile(r'\b(?:RESULTS?[A-Z0-9_]*|[A-Z0-9_]*PLACEHOLDER[A-Z0-9_]*|'
-                          r'TODO|TBD|FIXME|XXX)\b')
+_PLACEHOLDER = re.compile(r'\b(?:RESULTS?(?:_[A-Z0-9_]+|[0-9][A-Z0-9_]*)|'
+                          r'[A-Z0-9_]*PLACEHOLDER[A-Z0-9_]*|TODO|TBD|FIXME|XXX)\b')
 
 
 def placeholder_problems(text):

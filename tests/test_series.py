@@ -503,9 +503,12 @@ class NoPlaceholderLeft(unittest.TestCase):
         from kmt import postings
         mail = ('Subject: [PATCH 1/2] x: y\n\nIt hung in RESULTS_FIX boots.\n'
                 'status = STATUS_PLACEHOLDER\nTODO: measure\n'
-                'CONFIG_KASAN_HW_TAGS and RESUME_PATH stay, as do results.\n'
+                'CONFIG_KASAN_HW_TAGS and RESUME_PATH stay, as do results and\n'
+                'a quoted "RESULT: identical" or RESULTS line; RESULT612 does not.\n'
                 '---\ndiff --git a/x.c b/x.c\n+\t/* XXX in the code is not prose */\n')
         self.assertEqual(postings.placeholder_problems(mail), [
             'a placeholder is left in: It hung in RESULTS_FIX boots.',
             'a placeholder is left in: status = STATUS_PLACEHOLDER',
-            'a placeholder is left in: TODO: measure'])
+            'a placeholder is left in: TODO: measure',
+            'a placeholder is left in: a quoted "RESULT: identical" or RESULTS line; RESULT612 '
+            'does not.'])

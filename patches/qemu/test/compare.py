@@ -2,91 +2,49 @@
 """compare.py REFERENCE.counts NEW.counts: compare what the project's
 plugin (plugin/kmt-count.c, output lines "kmt-count ...") and the contrib
 plugin of this posting (contrib/plugins/mte.c) counted in the same boot:
-every region, the whole run and every kernel call chain. Prints both
-numbers side by side; exits 1 on any difference."""
+every region, the whole run and every kernel call chain, read and compared
+by the project's own kmt/plugin.py (parse(), parse_contrib(),
+differences()), as make bench does on every run. Prints both numbers
+side by side; exits 1 on any difference."""
+import os
 import sys
 
-REF_NAMES = {'insn': 'insns', 'tfsr_read': 'mrs_tfsr_el1'}
-SKIP = {'tb', 'tb_xpage'}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
+from kmt import plugin  # noqa: E402
 
 
-def kv(tokens):
-    return dict(t.split('=', 1) for t in tokens if '=' in t)
-
-
-def parse_ref(path):
-    regions, chains = {}, {}
-    for line in open(path, errors='replace'):
-        t = line.split()
-        if not t or t[0] != 'kmt-count':
-            continue
-        f = kv(t[1:])
-        if t[1] == 'chain':
-            key = (int(f['region']), f['class'],
-                   tuple(int(p, 16) for p in f['pcs'].split(',')))
-            chains[key] = chains.get(key, 0) + int(f['count'])
-        elif 'region' in f or t[1] == 'exit':
-            r = 'total' if t[1] == 'exit' else int(f['region'])
-            for k, v in f.items():
-                if ',' in v and k not in SKIP and k != 'pcs':
-                    u, kern = (int(x) for x in v.split(','))
-                    name = REF_NAMES.get(k, k)
-                    regions[(r, 'user', name)] = u
-                    regions[(r, 'kernel', name)] = kern
-    return regions, chains
-
-
-def parse_new(path):
-    regions, chains = {}, {}
-    for line in open(path, errors='replace'):
-        t = line.split()
-        if not t:
-            continue
-        if t[0] == 'callchain':
-            f = kv(t[1:])
-            key = (int(f['region']), f['class'],
-                   tuple(int(p, 16) for p in f['pcs'].split(',')))
-            chains[key] = chains.get(key, 0) + int(f['count'])
-        elif t[0].startswith('region=') or t[0] == 'total':
-            f = kv(t)
-            r = 'total' if t[0] == 'total' else int(f['region'])
-            for k, v in f.items():
-                if k not in ('region', 'space'):
-                    regions[(r, f['space'], k)] = int(v)
-    return regions, chains
+def read(path):
+    with open(path, errors='replace') as f:
+        return f.read().splitlines()
 
 
 def main():
-    ref, ref_chains = parse_ref(sys.argv[1])
-    new, new_chains = parse_new(sys.argv[2])
-    bad = 0
-    print('%-6s %-7s %-14s %14s %14s' % ('region', 'space', 'counter',
-                                         'reference', 'contrib'))
-    for key in sorted(ref, key=lambda k: (str(k[0]).zfill(6), k[1], k[2])):
-        got = new.get(key)
-        mark = '' if got == ref[key] else '  <-- differs'
-        bad += bool(mark)
-        if ref[key] or got or mark:
-            print('%-6s %-7s %-14s %14d %14s%s' % (key + (ref[key], got, mark)))
-    extra = sorted((k for k in new if k not in ref and new[k]),
-                   key=lambda k: (str(k[0]).zfill(6), k[1], k[2]))
-    for key in extra:
-        print('%-6s %-7s %-14s %14s %14d  (only in contrib)' % (key + ('-', new[key])))
-    # chains: the reference records kernel tag stores only
-    kern_new = {k: v for k, v in new_chains.items() if k[2][0] >> 55 & 1}
-    same = sum(1 for k in ref_chains if kern_new.get(k) == ref_chains[k])
-    print('call chains: reference %d (%d tag stores), contrib %d kernel (%d '
-          'tag stores), identical %d'
-          % (len(ref_chains), sum(ref_chains.values()), len(kern_new),
-             sum(kern_new.values()), same))
-    if ref_chains or kern_new:
-        if same != len(ref_chains) or len(kern_new) != len(ref_chains):
-            bad += 1
-            print('call chains differ')
+    ref = plugin.parse(read(sys.argv[1]))
+    new = plugin.parse_contrib(read(sys.argv[2]))
+    print('%-9s %-7s %-14s %14s %14s' % ('region', 'space', 'counter', 'reference', 'contrib'))
+    rows = [(r['region'], r['counts'], n['counts']) for r, n in zip(ref.regions, new.regions)]
+    rows.append(('whole', (ref.exit or {}).get('counts', {}), (new.exit or {}).get('counts', {})))
+    for region, a, b in rows:
+        for name in sorted(set(a) | set(b)):
+            if name in plugin.CONTRIB_ABSENT:
+                continue
+            for side, space in enumerate(('user', 'kernel')):
+                x = a[name][side] if name in a else None
+                y = b[name][side] if name in b else None
+                if x or y:
+                    note = '' if x == y else ('  (only in contrib)' if x is None
+                                             else '  <-- differs')
+                    print('%-9s %-7s %-14s %14s %14s%s' % (region, space, name,
+                                                           '-' if x is None else x,
+                                                           '-' if y is None else y, note))
+    chains = sum(len(c) for c in ref.chains.values()), sum(len(c) for c in new.chains.values())
+    print('call chains: reference %d, contrib %d kernel' % chains)
+    diffs = plugin.differences(ref, new)
+    for d in diffs:
+        print(d)
     print('RESULT: %s (%d regions compared)'
-          % ('identical' if not bad else '%d difference(s)' % bad,
-             len({k[0] for k in ref if k[0] != 'total'})))
-    return 1 if bad else 0
+          % ('identical' if not diffs else '%d difference(s)' % len(diffs), len(ref.regions)))
+    return 1 if diffs else 0
 
 
 sys.exit(main())
