@@ -322,6 +322,17 @@ def expand_cover_text(text, version):
     return _FRAGMENT.sub(lambda m: fragment_block(m.group(1).split(), gone), text)
 
 
+def below_the_line(posting, version, note):
+    """What a single patch (no cover letter) carries below its ---: the
+    tree and base note, then its cover_text if it has one (the
+    configuration its figures were built with, @@fragment lines
+    expanded)."""
+    text = textwrap.fill(note, 72, break_on_hyphens=False)
+    if posting.cover_text.strip():
+        text += '\n\n' + expand_cover_text(posting.cover_text, version).strip('\n')
+    return text
+
+
 def fragment_problems(posting, cover, version):
     """A cover letter's configurations: each @@fragment of its cover_text
     as configs/ has it today, and no option list typed by hand."""
@@ -455,10 +466,18 @@ def patch_problems(name, text, posting, cited, first, single, base):
         # A Fixes: tag is what the automatic stable selection looks for:
         # a fix the message keeps out of stable says so to it as well
         # (Documentation/process/stable-kernel-rules.rst).
-        if re.search(r'\bnot for stable\b', message, re.I) and _FIXES.search(message) and \
+        # The wording is not what counts: a fix postings.toml keeps out
+        # of stable, or whose message says so, carrying a Fixes: tag.
+        kept_out = posting.no_stable or re.search(r'\bnot for stable\b', message, re.I)
+        if kept_out and _FIXES.search(message) and \
                 not re.search(r'^Cc: <?stable\+noautosel@kernel\.org>? # \S', message, re.M):
-            problems.append('%s: says not for stable but has Fixes: and no '
+            problems.append('%s: kept out of stable but has Fixes: and no '
                             'Cc: <stable+noautosel@kernel.org> # reason' % name)
+    # Andrew Morton's tree takes fixes meant for stable through its
+    # mm-hotfixes branches, the rest through mm-new.
+    if posting.kind == 'fix' and first and not posting.no_stable and posting.tree == 'mm':
+        problems.append('%s: a fix for stable in the mm tree: say mm-hotfixes (tree = '
+                        '"mm-hotfixes" in postings.toml)' % name)
     if posting.kind != 'fix' and _FIXES.search(message):
         problems.append('%s: a Fixes: tag on a %s posting' % (name, posting.kind))
     if single and base_line(base) not in ' '.join(body.split('\n---\n', 1)[-1].split()[:40]):
@@ -573,6 +592,10 @@ def static_problems(posting, mails, cited, base, series=None, titles=None):
     if len(posting.commits) > 1 and not covers:
         problems.append('more than one patch and no cover letter')
     authors = {split_mail(t)[0].get('from', [''])[0] for _, t in patches}
+    if single and posting.cover_text.strip():
+        for n, t in patches:
+            problems += [n + ': ' + p for p in fragment_problems(
+                posting, t.split('\n---\n', 1)[-1], base)]
     for n, t in covers:
         problems += [n + ': ' + p for p in cover_problems(
             t, base, [appendix_text(a) for a in posting.cover_appendix])]
@@ -724,9 +747,8 @@ def write(posting, tag, src=None, patch_dir=None):
             dates.append(re.search(r'^Date: .*$', text, re.M).group(0))
             author = re.search(r'^From: .*$', text, re.M).group(0)
             if not cover:
-                note = textwrap.fill(tree_line(posting.tree) + ' ' + base_line(base) + ' '
-                                     + debian_note(src, tag), 72,
-                                     break_on_hyphens=False)
+                note = below_the_line(posting, base, tree_line(posting.tree) + ' '
+                                      + base_line(base) + ' ' + debian_note(src, tag))
                 text = text.replace('\n---\n', '\n---\n%s\n\n' % note, 1)
         with open(path, 'w') as f:
             f.write(text)

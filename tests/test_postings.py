@@ -44,12 +44,12 @@ class LoadTest(unittest.TestCase):
 
     def test_a_posting_says_its_tree(self):
         p, mails = real('vrealloc')
-        self.assertEqual(p.tree, 'mm')
+        self.assertEqual(p.tree, 'mm-hotfixes')
         cover = dict(mails)[[n for n, _ in mails if n.startswith('0000-')][0]]
-        self.assertIn(postings.tree_line('mm'), ' '.join(cover.split()))
-        bare = [(n, t.replace(postings.tree_line('mm'), '')) for n, t in mails]
+        self.assertIn(postings.tree_line('mm-hotfixes'), ' '.join(cover.split()))
+        bare = [(n, t.replace(postings.tree_line('mm-hotfixes'), '')) for n, t in mails]
         found = postings.static_problems(p, bare, CITED, BASE)
-        self.assertTrue(any('For the mm tree.' in f for f in found), found)
+        self.assertTrue(any('For the mm-hotfixes tree.' in f for f in found), found)
 
     def test_bad_entries_named(self):
         for text, what in [
@@ -112,6 +112,28 @@ class WrittenPostingsTest(unittest.TestCase):
         self.assertEqual(postings.fragment_problems(p, x86, BASE), [])
 
 
+class BelowTheLineTest(unittest.TestCase):
+    """A single patch has no cover letter: its cover_text (the
+    configuration its figures were built with) goes below its ---."""
+
+    def test_a_single_patch_carries_its_configuration(self):
+        p, = load_toml(FIX + 'cover_text = """\nBuilt from\n\n'
+                       '@@fragment minimal.config@@\n"""\n')
+        text = postings.below_the_line(p, BASE, 'For the mm tree.')
+        self.assertTrue(text.startswith('For the mm tree.'))
+        self.assertIn(postings.fragment_block(['minimal.config'],
+                                              postings.gone_options(BASE)), text)
+        self.assertNotIn('@@fragment', text)
+        # and the check finds a single patch whose list went stale
+        self.assertEqual(postings.fragment_problems(p, text, BASE), [])
+        self.assertTrue(postings.fragment_problems(p, 'Built from', BASE))
+
+    def test_without_cover_text_only_the_note(self):
+        p, = load_toml(FIX)
+        self.assertEqual(postings.below_the_line(p, BASE, 'For the mm tree.'),
+                         'For the mm tree.')
+
+
 class PatchProblemsTest(unittest.TestCase):
     def setUp(self):
         self.posting, mails = real('strscpy')
@@ -171,6 +193,27 @@ class PatchProblemsTest(unittest.TestCase):
         text2 = text.replace('Signed-off-by:', 'Cc: <stable+noautosel@kernel.org> # a gap\n'
                              'Signed-off-by:', 1)
         self.assertFalse(any('noautosel' in x for x in self.problems(text2, p)))
+
+    def test_no_stable_with_fixes_keeps_autosel_off_whatever_the_wording(self):
+        # The review found a fix with Fixes: whose message says "not
+        # marked for stable" (no "not for stable"): the automatic
+        # selection would still take it.
+        p = postings.Posting(**dict(vars(self.posting), no_stable='a debugging gap'))
+        text = self.text.replace('Cc: stable@vger.kernel.org\n', '')
+        self.assertTrue(any('noautosel' in x for x in self.problems(text, p)))
+
+    def test_a_stable_fix_for_mm_goes_to_mm_hotfixes(self):
+        # The review: hugetlb, vrealloc and kasan-rt-stack-ring carry
+        # Cc: stable but asked for "the mm tree"; Andrew Morton takes
+        # such fixes through mm-hotfixes.
+        p = postings.Posting(**dict(vars(self.posting), tree='mm'))
+        text = self.text.replace(postings.tree_line(self.posting.tree),
+                                 postings.tree_line('mm'))
+        self.assertTrue(any('mm-hotfixes' in x for x in self.problems(text, p)))
+        p2 = postings.Posting(**dict(vars(self.posting), tree='mm-hotfixes'))
+        text2 = self.text.replace(postings.tree_line(self.posting.tree),
+                                  postings.tree_line('mm-hotfixes'))
+        self.assertFalse(any('mm-hotfixes' in x for x in self.problems(text2, p2)))
 
     def test_fixes_on_a_cleanup(self):
         p = postings.Posting(**dict(vars(self.posting), kind='cleanup'))
