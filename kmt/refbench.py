@@ -502,11 +502,15 @@ def markdown_table(records):
             lines += ['', '%s vmlinux .text (size -A): %s' % (arch, ', '.join(
                 '%s %d bytes' % (label, text[v]) for v, label, _ in VARIANTS[::-1]
                 if v in text))]
+    labels = {v: label for v, label, _ in POSTING_VARIANTS}
     for r in records:
         if r['metric'] == 'bloat_text':
-            lines += ['', '%s scripts/bloat-o-meter -t, shipped -> series (lean config): %s; '
-                      'text symbols %d -> %d bytes' % (r['cpu'], r['summary'], r['before'],
-                                                       r['after'])]
+            after, _, before = r.get('kernel', 'series/shipped').partition('/')
+            pair = ('shipped -> series' if (after, before) == ('series', 'shipped') else
+                    '%s -> %s' % (labels.get(before, before), labels.get(after, after)))
+            lines += ['', '%s scripts/bloat-o-meter -t, %s (lean config): %s; '
+                      'text symbols %d -> %d bytes' % (r['cpu'], pair, r['summary'],
+                                                       r['before'], r['after'])]
     tb = {(r['benchmark'], r['cpu'], r['kernel'], r['metric']): r['value'] for r in records
           if r['metric'] in ('tb_per_iter', 'tb_xpage_per_iter')}
     if tb:

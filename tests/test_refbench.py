@@ -76,6 +76,18 @@ Total: Before=3318402, After=3317018, chg -0.04%
         self.assertIn('arm64 scripts/bloat-o-meter -t, shipped -> series (lean config): '
                       'add/remove: 0/0 grow/shrink: 3/41 up/down: 48/-1432 (-1384)', t)
 
+    def test_each_bloat_pair_named_by_its_kernels(self):
+        # PLAN=refcount-postings: every pair was printed "shipped -> series"
+        summary, chg, before, after = refbench.parse_bloat(self.BLOAT)
+        recs = [{'benchmark': 'refcount', 'metric': 'bloat_text', 'cpu': 'arm64',
+                 'kernel': k, 'value': chg, 'before': before, 'after': after,
+                 'summary': summary} for k in ('onecmp/shipped', 'imm/shipped')]
+        t = refbench.markdown_table(recs + [{'benchmark': 'refcount_inc', 'metric': 'insn_per_op',
+                                             'cpu': 'max', 'kernel': 'series', 'value': 1.0}])
+        self.assertIn('bloat-o-meter -t, as shipped -> one comparison (lean config)', t)
+        self.assertIn('bloat-o-meter -t, as shipped -> LL/SC imm alone (lean config)', t)
+        self.assertNotIn('shipped -> series', t)
+
     def test_x86_64_build_environment(self):
         env = refbench.x86_env({'PATH': '/bin', 'CROSS_COMPILE': 'aarch64-linux-gnu-',
                                 'ARCH': 'arm64'})
