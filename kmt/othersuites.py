@@ -127,7 +127,27 @@ _HW_TAGS_TEST_BUGS = tuple(('kfence', c, TAG_MODES, KFENCE_OFF) for c in KFENCE_
     ('slub_test', 'test_clobber_zone', TAG_MODES, SLUB_REDZONE),
     ('slub_test', 'test_clobber_redzone_free', TAG_MODES, SLUB_REDZONE),
 )
-EXPECTED = {'6.12': _HW_TAGS_TEST_BUGS}
+# 7.3's kfence suite has two cases more, failing the same way.
+KFENCE_CASES_7_3 = ('test_use_after_free_read_nofault',
+                    'test_use_after_free_read_nofault-memcache')
+# New in 7.x: reads the krealloc()ed object's redzone (p[40..63] of a
+# 40-byte object) the same way.
+SLUB_KREALLOC = ('reads the redzone of a krealloc()ed object (p[i] up to 63 of a 40-byte '
+                 'object) through its tagged pointer inside kasan_disable_current(), which '
+                 'HW_TAGS does not honour (report_suppressed_sw() in mm/kasan/report.c): '
+                 'a test bug, not MTE\'s; it fails alone in sync mode too ("BUG: KASAN: '
+                 'slab-out-of-bounds in test_krealloc_redzone_zeroing", run on its own '
+                 'with kunit.py): in the whole run\'s sync mode it passes only because '
+                 'test_clobber_zone\'s synchronous fault had turned tag checks off on that '
+                 'CPU (do_tag_recovery() in arch/arm64/mm/fault.c clears SCTLR_EL1.TCF), '
+                 'which asymm mode, where the clobbers are stores and so asynchronous, does '
+                 'not do; 0 of 3 seeded reruns pass')
+EXPECTED = {
+    '6.12': _HW_TAGS_TEST_BUGS,
+    '7.3': _HW_TAGS_TEST_BUGS + tuple(('kfence', c, TAG_MODES, KFENCE_OFF)
+                                      for c in KFENCE_CASES_7_3) + (
+        ('slub_test', 'test_krealloc_redzone_zeroing', ('async', 'asymm'), SLUB_KREALLOC),),
+}
 
 # What in a mode's log fails its run although every case passed.
 _LOG_PROBLEMS = (
@@ -305,8 +325,9 @@ def judge(data, base):
 
 def markdown(data):
     """The docs/other-suites.md table of one run."""
-    rows = ['Base %s (%s), series commit %s, run %s. Cases per mode: passed / '
-            'failed / skipped.' % (data['base'], data.get('tag', '?'),
+    rows = ['Base %s%s, series commit %s, run %s. Cases per mode: passed / '
+            'failed / skipped.' % (data['base'],
+                                   ' (%s)' % data['tag'] if data.get('tag') else '',
                                    (data.get('series_head') or '?')[:12], data['date']),
             '',
             '| suite | Kconfig | ' + ' | '.join(MODE_NAMES) + ' |',

@@ -39,6 +39,7 @@ class OtherSuitesTest(unittest.TestCase):
         exp = othersuites.expected_for('6.12')
         self.assertEqual(len(exp), 27)
         self.assertEqual({s for s, _ in exp}, {'kfence', 'slub_test'})
+        self.assertEqual(len(othersuites.expected_for('7.3')), 30)
 
     def test_kconfig_symbols_and_select(self):
         with tempfile.TemporaryDirectory() as d:
