@@ -62,6 +62,9 @@ class Proof:
     # 'test-alone' (the posting without its first patch, the fix: for a
     # posting that brings the test that shows its bug).
     before: str = 'base'
+    # What the test must do with the posting: 'pass', or 'skip' for a fix
+    # that makes a test skip where it cannot run (kunit.py proofs only).
+    after: str = 'pass'
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,8 @@ def posting_dir(name, patch_dir=None):
 
 _KEYS = {'kind', 'what', 'commits', 'to', 'cc', 'no_stable', 'cover_subject',
          'cover_text', 'proof', 'status', 'measure', 'tree', 'cover_appendix'}
-_PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig', 'kernel_args', 'before'}
+_PROOF_KEYS = {'runner', 'test', 'cell', 'arch', 'kconfig', 'kernel_args', 'before',
+               'after'}
 _MEASURE_KEYS = {'what', 'cell', 'bench', 'calls'}
 
 
@@ -168,11 +172,16 @@ def load(path=None):
                 raise log.StepError('%s: a kunit.py proof names its arch' % where)
             if pr.get('before', 'base') not in ('base', 'test-alone'):
                 raise log.StepError('%s: a proof\'s before is "base" or "test-alone"' % where)
+            if pr.get('after', 'pass') not in ('pass', 'skip') or (
+                    pr.get('after') == 'skip' and pr['runner'] != 'kunit.py'):
+                raise log.StepError('%s: a proof\'s after is "pass", or "skip" on kunit.py'
+                                    % where)
             if pr.get('before') == 'test-alone' and len(d['commits']) < 2:
                 raise log.StepError('%s: before = "test-alone" needs a fix and a test' % where)
             proofs.append(Proof(pr['runner'], pr['test'], pr.get('cell', ''),
                                 pr.get('arch', ''), tuple(pr.get('kconfig', ())),
-                                tuple(pr.get('kernel_args', ())), pr.get('before', 'base')))
+                                tuple(pr.get('kernel_args', ())), pr.get('before', 'base'),
+                                pr.get('after', 'pass')))
         measures = []
         for m in d.get('measure', ()):
             if set(m) - _MEASURE_KEYS or not (m.get('what') and m.get('cell')

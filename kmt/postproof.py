@@ -138,13 +138,15 @@ def kunit_json_outcome(data, test):
         if node.get('name') == suite:
             for c in node.get('test_cases', ()):
                 if c.get('name') == case:
-                    return 'pass' if c.get('status') == 'PASS' else 'fail'
+                    return {'PASS': 'pass', 'SKIP': 'skip'}.get(c.get('status'), 'fail')
             for g in node.get('sub_groups', ()):
                 if g.get('name') == case:
                     params = g.get('test_cases', ())
                     if not params:
                         return 'missing'
-                    return 'pass' if all(c.get('status') == 'PASS' for c in params) else 'fail'
+                    got = {c.get('status') for c in params}
+                    return {frozenset({'PASS'}): 'pass', frozenset({'SKIP'}): 'skip'}.get(
+                        frozenset(got), 'fail')
         stack.extend(node.get('sub_groups', ()))
     return 'missing'
 
@@ -370,8 +372,9 @@ def prove(posting, tag, runners=None, save=None, cells=None):
         else:
             before = runner(posting, proof, tag, 'base')
         after = runner(posting, proof, 'posting/' + posting.name, 'posting')
-        ok = before['result'] == 'fail' and after['result'] == 'pass'
+        ok = proven(proof, before['result'], after['result'])
         out.append({'test': proof.test, 'how': describe(proof), 'before': proof.before,
+                    'after': proof.after,
                     'base': before,
                     'posting': after, 'proven': ok})
         log.info('%s: %s on %s: %s %s, with the posting %s: %s'
@@ -382,6 +385,12 @@ def prove(posting, tag, runners=None, save=None, cells=None):
         if save:
             save(out)
     return out
+
+
+def proven(proof, before, after):
+    """The test failed without the posting and did what the proof names
+    (pass, or skip) with it."""
+    return before == 'fail' and after == proof.after
 
 
 def merged(old, new):
@@ -440,7 +449,8 @@ def rescore(postings_):
                 except (OSError, ValueError):
                     log.warn('%s: %s (%s): its JSON %s is gone, left as judged: %s'
                              % (p.name, rec['test'], state, run['json'], run['result']))
-            rec['proven'] = rec['base']['result'] == 'fail' and rec['posting']['result'] == 'pass'
+            rec['proven'] = (rec['base']['result'] == 'fail' and
+                             rec['posting']['result'] == rec.get('after', 'pass'))
             bad += not rec['proven']
             log.info('%s: %s on %s: %s %s, with the posting %s: %s (judged again from %s)'
                      % (p.name, rec['test'], rec['how'],

@@ -393,6 +393,39 @@ class ProofOutcomeTest(unittest.TestCase):
         self.assertEqual(postproof.kunit_json_outcome(data(), t), 'missing')
 
 
+class SkipProofTest(unittest.TestCase):
+    """A fix whose right result is a skip (a suite that cannot run where
+    the kernel turned its feature off by design): FAIL -> SKIP."""
+
+    def test_kunit_json_reports_a_skip(self):
+        data = {'name': 'KUnit Test Group', 'test_cases': [], 'sub_groups': [
+            {'name': 'kfence', 'sub_groups': [], 'test_cases': [
+                {'name': 'test_out_of_bounds_read', 'status': 'SKIP'},
+                {'name': 'test_krealloc', 'status': 'FAIL'}]}]}
+        self.assertEqual(postproof.kunit_json_outcome(data, 'kfence/test_out_of_bounds_read'),
+                         'skip')
+        self.assertEqual(postproof.kunit_json_outcome(data, 'kfence/test_krealloc'), 'fail')
+
+    def test_after_is_read_and_checked(self):
+        base = FIX + ('[[one.proof]]\nrunner = "kunit.py"\narch = "arm64"\n'
+                      'test = "kfence/test_out_of_bounds_read"\n')
+        p, = load_toml(base + 'after = "skip"\n')
+        self.assertEqual(p.proofs[0].after, 'skip')
+        p, = load_toml(base)
+        self.assertEqual(p.proofs[0].after, 'pass')
+        with self.assertRaises(Exception):
+            load_toml(base + 'after = "gone"\n')
+
+    def test_proven_only_by_the_result_it_names(self):
+        pr = postings.Proof('kunit.py', 'kfence/x', arch='arm64', after='skip')
+        self.assertTrue(postproof.proven(pr, 'fail', 'skip'))
+        self.assertFalse(postproof.proven(pr, 'fail', 'pass'))
+        self.assertFalse(postproof.proven(pr, 'skip', 'skip'))
+        plain = postings.Proof('kunit.py', 'kfence/x', arch='arm64')
+        self.assertFalse(postproof.proven(plain, 'fail', 'skip'))
+        self.assertTrue(postproof.proven(plain, 'fail', 'pass'))
+
+
 class ShortTest(unittest.TestCase):
     def test_short_names(self):
         pr = postings.Proof('kunit.py', 'kasan/x', arch='arm64',
