@@ -112,7 +112,7 @@ KFENCE_CASES = (
     'test_init_on_free', 'test_init_on_free-memcache',
 )
 KFENCE_OFF = ('KFENCE turns itself off when KASAN HW_TAGS is enabled ("kfence: disabled '
-              'as KASAN HW tags are enabled", kfence_init() in mm/kfence/core.c), and the '
+              'as KASAN HW tags are enabled", kfence_alloc_pool_and_metadata() in mm/kfence/core.c), and the '
               'suite\'s test_init() then returns -EINVAL ("failed to initialize: -22", '
               'mm/kfence/kfence_test.c) where it should skip: a test bug, not MTE\'s (KFENCE '
               'off by kfence.sample_interval=0 takes the same path); 0 of 3 seeded reruns '
