@@ -108,8 +108,9 @@ BASES = {b.name: b for b in [
          baseline_patches=1,
          dropped_cells=tuple((c, 'arm64 has no ARCH_SUPPORTS_RT before 6.12 and the source '
                               'package carries no RT patch: no PREEMPT_RT kernel')
-                             for c in ('distro-rt', 'rt-refcount', 'vhe-distro-rt')),
-         # The distribution kernel without RT instead.
-         added_cells=('distro',)),
+                             for c in ('modules-rt', 'rt-refcount', 'distro-rt',
+                                       'vhe-distro-rt', 'rt')),
+         # The modules kernel without RT instead.
+         added_cells=('modules',)),
 ]}
 DEFAULT = '6.12'

@@ -51,9 +51,9 @@ RUNS = (
     Run('refcount', 'refcount', 'refcount', 'refcount-lse', ('kasan.mode=sync',)),
     # kunit.py's kernel (HW_TAGS booted with kasan=off) has CPU hotplug
     # for the suite's hotplug case; the lean kernel of cell kasan-off has
-    # none (that case skips there), the distribution kernel of distro-rt
+    # none (that case skips there), the distribution kernel of distro
     # has it: kernel tag checks are off in both, TCMA1 must be set.
-    Run('arm64_mte', 'arm64_mte', 'arm64-mte', 'distro-rt', ('kasan=off',)),
+    Run('arm64_mte', 'arm64_mte', 'arm64-mte', 'distro', ('kasan=off',)),
     Run('kasan-sync', 'kasan', 'kasan', 'sync', ('kasan.mode=sync',)),
 )
 # Every kunitconfig in kunit/kunitconfigs/, in name order.

@@ -98,6 +98,14 @@ CONFIGS = {c.name: c for c in [
     KernelConfig('lean-modules', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'modules.config'),
                  ('series-tests.config', 'modules-series.config'), modules=True),
+    # Modules and PREEMPT_RT together, to keep make check within its
+    # budget (the two changes' cells are independent): the kasan suite on
+    # RT with HW_TAGS (the stack ring lock: docs/rt-kasan-hang.md) and the
+    # refcount suite on RT run in make check on this kernel.
+    KernelConfig('lean-modules-rt', 'allnoconfig',
+                 ('minimal.config', 'mte-kasan.config', 'modules.config', 'expert.config',
+                  'rt.config'),
+                 ('series-tests.config', 'modules-series.config'), modules=True),
     KernelConfig('lean-rt', 'allnoconfig',
                  ('minimal.config', 'mte-kasan.config', 'expert.config', 'rt.config'),
                  ('series-tests.config',)),
@@ -224,9 +232,7 @@ CHECK = [
     # KASAN (distribution kernels), and KASAN HW_TAGS built in but booted
     # with kasan=off. The kernel's own accesses must be Tag Unchecked
     # (TCMA1); user-space MTE, uaccess tag checks and lkdtm unchanged.
-    # The distribution kernel is Debian's rt flavour (PREEMPT_RT): the
-    # same kernel runs the refcount suite on RT (rt-refcount).
-    Cell('distro-rt', 'lean-nokasan-rt', 'mte', 'none',
+    Cell('distro', 'lean-nokasan', 'mte', 'none',
          ('arm64-mte', 'mte', 'lkdtm-refcount', 'lkdtm-stack')),
     Cell('kasan-off', 'lean', 'mte', 'off', ('arm64-mte', 'mte', 'lkdtm-refcount')),
     # The refcount suite provokes the refcount_t warnings on purpose: a
@@ -238,11 +244,14 @@ CHECK = [
     # suite per boot (kunit.filter_glob), so some kernels boot twice.
     # Modules: KUnit built in, the kasan and refcount suites and lkdtm
     # loaded by the guest (KASAN HW_TAGS: the kasan module references
-    # HW_TAGS-only code that generic KASAN compiles out).
-    Cell('modules', 'lean-modules', 'mte', 'sync',
-         ('kasan', 'refcount', 'lkdtm-refcount')),
-    # PREEMPT_RT: sleeping spinlocks, interrupts left on by *_irqsave.
-    Cell('rt-refcount', 'lean-nokasan-rt', 'mte-smp4', 'none', ('refcount',)),
+    # HW_TAGS-only code that generic KASAN compiles out). The kernel is
+    # PREEMPT_RT too (sleeping spinlocks, interrupts left on by
+    # *_irqsave): the kasan suite's reports on RT, where a report waiting
+    # for the stack ring's lock used to hang the kernel, and the refcount
+    # suite on RT with 4 vCPUs for its concurrency case.
+    Cell('modules-rt', 'lean-modules-rt', 'mte', 'sync',
+         ('kasan', 'refcount', 'lkdtm-refcount', 'mte')),
+    Cell('rt-refcount', 'lean-modules-rt', 'mte-smp4', 'sync', ('refcount',)),
     # The compiler-instrumented KASAN mode with the series' refcount_t
     # checks: refcount operations on freed memory must be reported (kasan
     # suite) and the semantics kept (refcount suite, lkdtm). The kernel is
@@ -256,7 +265,7 @@ CHECK = [
     # kernel's TCR_EL1 is TCR_EL2.
     Cell('vhe-sync', 'lean', 'mte-vhe', 'sync', ('kasan', 'mte')),
     Cell('vhe-async', 'lean', 'mte-vhe', 'async', ('kasan', 'mte')),
-    Cell('vhe-distro-rt', 'lean-nokasan-rt', 'mte-vhe', 'none', ('arm64-mte', 'mte')),
+    Cell('vhe-distro', 'lean-nokasan', 'mte-vhe', 'none', ('arm64-mte', 'mte')),
 ]
 
 # ALL=1 make check: also the compiler-instrumented configurations that do
@@ -264,17 +273,21 @@ CHECK = [
 # kernels takes two to three times as long to build as the lean one).
 CHECK_ALL = CHECK + [
     # The single-change kernels that make check folds into the two-change
-    # ones above: a distribution kernel without RT, KASAN generic with LSE
-    # atomics (-cpu max), the LL/SC-only kernel without KASAN.
-    Cell('distro', 'lean-nokasan', 'mte', 'none',
+    # ones above: modules without RT, KASAN generic with LSE atomics (-cpu
+    # max), the LL/SC-only kernel without KASAN; and Debian's rt flavour
+    # (PREEMPT_RT, MTE, no KASAN), at EL1 and at EL2 with VHE.
+    Cell('modules', 'lean-modules', 'mte', 'sync',
+         ('kasan', 'refcount', 'lkdtm-refcount')),
+    Cell('distro-rt', 'lean-nokasan-rt', 'mte', 'none',
          ('arm64-mte', 'mte', 'lkdtm-refcount', 'lkdtm-stack')),
+    Cell('vhe-distro-rt', 'lean-nokasan-rt', 'mte-vhe', 'none', ('arm64-mte', 'mte')),
     Cell('kasan-generic-lse', 'lean-kasan-generic', 'mte', 'generic', ('kasan',)),
     Cell('kasan-generic-lse-refcount', 'lean-kasan-generic', 'mte-smp4', 'generic',
          ('refcount',)),
     Cell('refcount-nolse-nokasan', 'lean-nolse', 'llsc-smp4', 'off',
          ('refcount', 'lkdtm-refcount')),
-    # The kasan suite on PREEMPT_RT with KASAN HW_TAGS hangs at random, on
-    # the unpatched base too (docs/rt-kasan-hang.md): not in the CI matrix.
+    # The kasan suite built in on PREEMPT_RT with KASAN HW_TAGS (make
+    # check runs it as a module, cell modules-rt).
     Cell('rt', 'lean-rt', 'mte', 'sync', ('kasan', 'mte')),
     Cell('kasan-sw-tags', 'lean-kasan-sw-tags', 'mte', 'sw_tags', ('kasan',)),
     Cell('kasan-sw-tags-refcount', 'lean-kasan-sw-tags', 'mte-smp4', 'sw_tags',

@@ -180,17 +180,31 @@ class BaseFragmentsTest(unittest.TestCase):
 class BaseCellsTest(unittest.TestCase):
     def test_a_base_drops_cells_with_a_reason_and_adds_stand_ins(self):
         base = bases.Base('x', 'linux-source-x',
-                          dropped_cells=(('distro-rt', 'no PREEMPT_RT here'),),
-                          added_cells=('distro',))
+                          dropped_cells=(('modules-rt', 'no PREEMPT_RT here'),),
+                          added_cells=('modules',))
         cells, dropped = targets.for_base('check', base)
         names = [c.name for c in cells]
-        self.assertNotIn('distro-rt', names)
-        self.assertIn('distro', names)
+        self.assertNotIn('modules-rt', names)
+        self.assertIn('modules', names)
         self.assertIn('sync', names)
-        self.assertEqual(dropped, [('distro-rt', 'no PREEMPT_RT here')])
+        self.assertEqual(dropped, [('modules-rt', 'no PREEMPT_RT here')])
         # Only make check takes the stand-ins; ALL=1 has them already.
         cells, _ = targets.for_base('check-all', base)
-        self.assertEqual([c.name for c in cells].count('distro'), 1)
+        self.assertEqual([c.name for c in cells].count('modules'), 1)
+
+    def test_6_1_runs_no_rt_cell_and_the_modules_kernel_without_rt(self):
+        cells, dropped = targets.for_base('check', bases.BASES['6.1'])
+        configs = {targets.CONFIGS[c.config] for c in cells}
+        self.assertFalse([c.name for c in configs if 'rt.config' in c.fragments])
+        self.assertIn('modules', [c.name for c in cells])
+        self.assertIn('distro', [c.name for c in cells])
+
+    def test_make_check_runs_the_kasan_suite_on_rt_with_hw_tags(self):
+        # Issue 51 item 1: the stack ring hang is fixed, so its cell runs in
+        # make check, not only with ALL=1.
+        rt_kasan = [c for c in targets.CHECK if 'kasan' in c.suites and c.kasan == 'sync'
+                    and 'rt.config' in targets.CONFIGS[c.config].fragments]
+        self.assertTrue(rt_kasan)
 
     def test_the_default_base_runs_every_cell(self):
         cells, dropped = targets.for_base('check', bases.BASES[bases.DEFAULT])

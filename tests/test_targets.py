@@ -39,7 +39,7 @@ class TargetsTest(unittest.TestCase):
         self.assertNotIn('kmt.suites', cl)
 
     def test_cmdline_modules_cell_loads_each_suite_module(self):
-        cell = [c for c in targets.CHECK if c.name == 'modules'][0]
+        cell = [c for c in targets.CHECK if c.name == 'modules-rt'][0]
         cl = cmdline(cell)
         self.assertIn('kmt.modules=kasan_test,refcount_kunit,lkdtm', cl)
         self.assertIn('kunit.enable=1', cl)
