@@ -585,6 +585,22 @@ def title_problems(mails, titles):
     return problems
 
 
+def kunit_command_problems(text):
+    """A kunit.py run command in a mail must build the kernel its proof
+    ran: a --kunitconfig with the options named (runner "kunit.py" writes
+    one), not --kconfig_add on kunit.py's default kunitconfig, which has
+    CONFIG_KUNIT_ALL_TESTS=y and so builds every test besides."""
+    problems = []
+    flat = re.sub(r'\\\n\s*', ' ', text)
+    for m in re.finditer(r'kunit\.py run\b[^\n]*', flat):
+        cmd = m.group(0)
+        if '--kconfig_add' in cmd and '--kunitconfig' not in cmd:
+            problems.append('a kunit.py command with --kconfig_add on the default '
+                            'kunitconfig (CONFIG_KUNIT_ALL_TESTS=y): not the kernel its '
+                            'proof built; give the --kunitconfig and its options')
+    return problems
+
+
 def static_problems(posting, mails, cited, base, series=None, titles=None):
     """Everything check can say about a written posting without a kernel tree.
     titles: the subjects of the base's patches and postings, which a mail
@@ -626,6 +642,7 @@ def static_problems(posting, mails, cited, base, series=None, titles=None):
         problems += patch_problems(n, t, posting, cited, i == 0, single, base)
     for n, t in mails:
         problems += ['%s: %s' % (n, p) for p in placeholder_problems(t)]
+        problems += ['%s: %s' % (n, p) for p in kunit_command_problems(t)]
     # What is posted is what the series carries and its tests ran on
     # (series: the texts of the base's series patches; None: not checked).
     if series is not None:

@@ -112,6 +112,22 @@ class WrittenPostingsTest(unittest.TestCase):
         self.assertEqual(postings.fragment_problems(p, x86, BASE), [])
 
 
+    def test_a_kunit_py_command_names_the_kunitconfig_its_proof_ran(self):
+        # kunit.py's default kunitconfig has CONFIG_KUNIT_ALL_TESTS=y: a
+        # command with --kconfig_add builds another kernel than the
+        # proof's --kunitconfig (only the options the proof names).
+        bad = ('  ./tools/testing/kunit/kunit.py run --arch=arm64 \\\n'
+               '      --kconfig_add CONFIG_KASAN=y \\\n'
+               '      --kernel_args kasan.mode=async kasan\n')
+        found = postings.kunit_command_problems(bad)
+        self.assertEqual(len(found), 1, found)
+        self.assertIn('KUNIT_ALL_TESTS', found[0])
+        good = ('  ./tools/testing/kunit/kunit.py run --arch=arm64 \\\n'
+                '      --kunitconfig=kasan.kunitconfig kasan\n')
+        self.assertEqual(postings.kunit_command_problems(good), [])
+        self.assertEqual(postings.kunit_command_problems('kunit.py exec kasan'), [])
+
+
 class BelowTheLineTest(unittest.TestCase):
     """A single patch has no cover letter: its cover_text (the
     configuration its figures were built with) goes below its ---."""
