@@ -390,14 +390,31 @@ def prove(posting, tag, runners=None, save=None, cells=None):
 def proven(proof, before, after):
     """The test failed without the posting and did what the proof names
     (pass, or skip) with it."""
-    return before == 'fail' and after == proof.after
+    return proven_as(proof.after, before, after)
 
 
-def merged(old, new):
-    """The proof records of an earlier run, with those run again replaced."""
-    key = lambda r: (r['test'], r['how'], r.get('before', 'base'))
-    fresh = {key(r) for r in new}
-    return [r for r in old if key(r) not in fresh] + list(new)
+def proven_as(expected_after, before, after):
+    """proven() for a stored record, which keeps the proof's after."""
+    return before == 'fail' and after == expected_after
+
+
+def record_key(rec):
+    """What identifies a proof record: its test, how it ran, its before."""
+    return (rec['test'], rec['how'], rec.get('before', 'base'))
+
+
+def proof_key(proof):
+    """record_key() of the records a proof of postings.toml writes."""
+    return (proof.test, describe(proof), proof.before)
+
+
+def merged(old, new, listed=None):
+    """The proof records of an earlier run, with those run again replaced
+    and, given listed (the record keys of the posting's proofs today),
+    those of proofs no longer listed dropped."""
+    fresh = {record_key(r) for r in new}
+    return [r for r in old if record_key(r) not in fresh and
+            (listed is None or record_key(r) in listed)] + list(new)
 
 
 def prove_all(postings, tag, runners=None, cells=None):
@@ -415,9 +432,10 @@ def prove_all(postings, tag, runners=None, cells=None):
         earlier = load_result(p.name) or {}
         kept = earlier.get('proofs', []) if earlier.get('branch_head') == head else []
 
-        def save(recs, name=p.name, kept=kept, head=head):
+        def save(recs, name=p.name, kept=kept, head=head,
+                 listed=frozenset(proof_key(pr) for pr in p.proofs)):
             write_result(name, {'posting': name, 'base': source.base_version(),
-                                'branch_head': head, 'proofs': merged(kept, recs)})
+                                'branch_head': head, 'proofs': merged(kept, recs, listed)})
         with source.checked_out(tag):
             recs = prove(p, tag, runners, save, cells)
         bad += sum(1 for r in recs if not r['proven'])
@@ -449,8 +467,8 @@ def rescore(postings_):
                 except (OSError, ValueError):
                     log.warn('%s: %s (%s): its JSON %s is gone, left as judged: %s'
                              % (p.name, rec['test'], state, run['json'], run['result']))
-            rec['proven'] = (rec['base']['result'] == 'fail' and
-                             rec['posting']['result'] == rec.get('after', 'pass'))
+            rec['proven'] = proven_as(rec.get('after', 'pass'), rec['base']['result'],
+                                      rec['posting']['result'])
             bad += not rec['proven']
             log.info('%s: %s on %s: %s %s, with the posting %s: %s (judged again from %s)'
                      % (p.name, rec['test'], rec['how'],

@@ -1,4 +1,5 @@
 import json
+import json
 import os
 import subprocess
 import tempfile
@@ -462,6 +463,32 @@ class MergedTest(unittest.TestCase):
         self.assertEqual(postproof.merged([a, b], [a2]), [b, a2])
         self.assertEqual(postproof.merged([], [a]), [a])
 
+    def test_a_record_of_a_proof_no_longer_listed_is_dropped(self):
+        # A proof whose kernel arguments changed is another proof: the old
+        # record (NOT PROVEN, say) must not stay in the posting's file.
+        old = {'test': 'slub_test/x', 'how': 'kunit.py --arch=arm64 --kernel_args a',
+               'before': 'base', 'proven': False}
+        new = dict(old, how='kunit.py --arch=arm64 --kernel_args a --kernel_args b',
+                   proven=True)
+        listed = {postproof.record_key(new)}
+        self.assertEqual(postproof.merged([old], [new], listed), [new])
+
+
+class CommittedProofsTest(unittest.TestCase):
+    def test_every_committed_proof_record_is_listed_and_proven(self):
+        # patches/7.3/proofs/ is what the docs quote: a record of a proof
+        # postings.toml no longer lists, or one not proven, must not sit there.
+        every = postings.load(os.path.join(P73, 'postings.toml'))
+        for p in every:
+            path = os.path.join(P73, 'proofs', p.name + '.json')
+            if not os.path.exists(path):
+                continue
+            with open(path) as f:
+                recs = json.load(f)['proofs']
+            listed = {postproof.proof_key(pr) for pr in p.proofs}
+            for r in recs:
+                self.assertIn(postproof.record_key(r), listed, (p.name, r['test'], r['how']))
+                self.assertTrue(r['proven'], (p.name, r['test'], r['how']))
 
 class TcgWrapperTest(unittest.TestCase):
     """kunit/bin/qemu-system-*-tcg keep only -accel tcg of kunit.py's list."""
