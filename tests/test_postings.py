@@ -1,5 +1,4 @@
 import json
-import json
 import os
 import subprocess
 import tempfile
@@ -111,7 +110,6 @@ class WrittenPostingsTest(unittest.TestCase):
         self.assertEqual(postings.fragment_problems(p, good, BASE), [])
         x86 = 'x86_64: "ARCH=x86_64 scripts/kconfig/merge_config.sh -n x86.config"'
         self.assertEqual(postings.fragment_problems(p, x86, BASE), [])
-
 
     def test_a_kunit_py_command_names_the_kunitconfig_its_proof_ran(self):
         # kunit.py's default kunitconfig has CONFIG_KUNIT_ALL_TESTS=y: a
@@ -489,6 +487,7 @@ class CommittedProofsTest(unittest.TestCase):
             for r in recs:
                 self.assertIn(postproof.record_key(r), listed, (p.name, r['test'], r['how']))
                 self.assertTrue(r['proven'], (p.name, r['test'], r['how']))
+
 
 class TcgWrapperTest(unittest.TestCase):
     """kunit/bin/qemu-system-*-tcg keep only -accel tcg of kunit.py's list."""
