@@ -285,6 +285,22 @@ class EntryBenchTest(unittest.TestCase):
                     '{ "invalid_syscall", 20000, 200,', '{ "ctxsw", 2000, 20,'):
             self.assertIn(row, text)
 
+    def test_thread_and_fork_only_when_named(self):
+        # The stack and page-table counts need a thread create + join and a
+        # fork of a process with 64 MiB mapped, at kmt-bench's sizes; named
+        # on the command line only, so that a run without names (PLAN=entry,
+        # the cover letters' tables) counts the four loops it always did.
+        src = os.path.join(os.path.dirname(__file__), '..', 'guest', 'src', 'entry-bench.c')
+        with open(src) as f:
+            text = f.read()
+        for row in ('{ "thread", 500, 5, NULL, run_thread, NULL, 1 }',
+                    '{ "fork64m", 30, 1, setup_fork64m, run_fork, teardown_fork, 1 }'):
+            self.assertIn(row, text)
+        for row in ('{ "getpid", 20000, 200, NULL, run_getpid, NULL }',
+                    '{ "ctxsw", 2000, 20, setup_ctxsw, run_ctxsw, teardown_ctxsw }'):
+            self.assertIn(row, text)
+        self.assertIn('[NAME]...', text)
+
 
 class RefbenchPostingsTest(unittest.TestCase):
     """PLAN=refcount-postings builds the 7.3 base with part 3's postings

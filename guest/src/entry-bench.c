@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * entry-bench: instructions per system call and per pipe round trip.
+ * entry-bench: instructions per system call and per pipe round trip (and,
+ * when named, per thread create + join and per fork).
  *
  * For each benchmark, the PMU counts the instructions retired on CPU 0 by
  * every task, kernel and user (perf_event_open(PERF_COUNT_HW_INSTRUCTIONS),
@@ -13,16 +14,24 @@
  *   ctxsw             a byte sent to a second task through one pipe and
  *                     back through another: two context switches
  *
+ * Run only when named (a kernel stack, page tables and slab objects each):
+ *   thread            pthread_create() and pthread_join() of a thread that
+ *                     returns at once
+ *   fork64m           fork() of this process with 64 MiB of anonymous
+ *                     memory mapped and touched; the child exits at once
+ *
  * Build: aarch64-linux-gnu-gcc -O2 -static -o entry-bench entry-bench.c
  * It runs as /init too: a kernel initramfs of /dev/console and the program
  * as /init (usr/gen_init_cpio with "dir /dev 755 0 0",
  * "nod /dev/console 600 0 0 c 5 1" and "file /init entry-bench 755 0 0").
- * Usage: entry-bench [-t] [-s N]
+ * Usage: entry-bench [-t] [-s N] [NAME]...
  *   -t:   no counter (under a plugin that counts for itself: no
  *         perf_event system calls between the markers)
  *   -s N: N empty loop iterations before each benchmark's counted chunks,
  *         which moves where the timer interrupts fall: a count is a
  *         measurement where two runs with different N agree.
+ *   NAME: only these benchmarks, in this order (default: every one that
+ *         is not run only when named).
  * Output, one line per benchmark:
  *   # bench NAME ops=N insn_per_op=X insn_mean=Y chunk=C
  *   # bench NAME ops=N chunk=C                              (-t)
@@ -33,12 +42,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -120,6 +131,59 @@ static void teardown_ctxsw(void)
 	close(pong[1]);
 }
 
+static void *thread_fn(void *arg)
+{
+	return arg;
+}
+
+static void run_thread(long ops)
+{
+	for (long i = 0; i < ops; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, thread_fn, NULL)) {
+			perror("pthread_create");
+			exit(1);
+		}
+		pthread_join(t, NULL);
+	}
+}
+
+#define FORK_MEM (64UL << 20)
+static char *fork_mem;
+
+static void setup_fork64m(long ops)
+{
+	fork_mem = mmap(NULL, FORK_MEM, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fork_mem == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	for (size_t off = 0; off < FORK_MEM; off += 4096)
+		fork_mem[off] = 1;
+}
+
+static void run_fork(long ops)
+{
+	for (long i = 0; i < ops; i++) {
+		int st;
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+			perror("fork");
+			exit(1);
+		}
+	}
+}
+
+static void teardown_fork(void)
+{
+	munmap(fork_mem, FORK_MEM);
+}
+
 struct bench {
 	const char *name;
 	long ops;
@@ -127,6 +191,7 @@ struct bench {
 	void (*setup)(long ops);
 	void (*run)(long ops);
 	void (*teardown)(void);
+	int named_only;
 };
 
 static struct bench benches[] = {
@@ -134,6 +199,8 @@ static struct bench benches[] = {
 	{ "getppid", 20000, 200, NULL, run_getppid, NULL },
 	{ "invalid_syscall", 20000, 200, NULL, run_invalid, NULL },
 	{ "ctxsw", 2000, 20, setup_ctxsw, run_ctxsw, teardown_ctxsw },
+	{ "thread", 500, 5, NULL, run_thread, NULL, 1 },
+	{ "fork64m", 30, 1, setup_fork64m, run_fork, teardown_fork, 1 },
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -192,7 +259,9 @@ static int run_one(struct bench *b)
 
 int main(int argc, char **argv)
 {
+	struct bench *sel[ARRAY_SIZE(benches)];
 	struct perf_event_attr attr;
+	size_t n = 0;
 	cpu_set_t cpus;
 	int fails = 0;
 
@@ -216,9 +285,21 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[a], "-s") && a + 1 < argc) {
 			shift_loops = atol(argv[++a]);
 		} else {
-			fprintf(stderr, "usage: entry-bench [-t] [-s N]\n");
-			return 2;
+			size_t i = 0;
+
+			while (i < ARRAY_SIZE(benches) && strcmp(argv[a], benches[i].name))
+				i++;
+			if (i == ARRAY_SIZE(benches) || n == ARRAY_SIZE(sel)) {
+				fprintf(stderr, "usage: entry-bench [-t] [-s N] [NAME]...\n");
+				return 2;
+			}
+			sel[n++] = &benches[i];
 		}
+	}
+	if (!n) {
+		for (size_t i = 0; i < ARRAY_SIZE(benches); i++)
+			if (!benches[i].named_only)
+				sel[n++] = &benches[i];
 	}
 
 	CPU_ZERO(&cpus);
@@ -236,8 +317,8 @@ int main(int argc, char **argv)
 		printf("# entry-bench: perf_event_open: %s\n", strerror(errno));
 		return 1;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(benches); i++)
-		fails += run_one(&benches[i]);
+	for (size_t i = 0; i < n; i++)
+		fails += run_one(sel[i]);
 	fflush(stdout);
 	return fails ? 1 : 0;
 }
