@@ -190,14 +190,23 @@ def write_summary(summary):
 REPORT_KINDS = {kind for kind, _ in results.REPORTS}
 
 
-def markdown_cells(summary):
+def kernel_cell(name):
+    """Whether a check run's cell boots a kernel (a cell of a matrix), not
+    the tooling's tests, a series gate or make bench's smoke run."""
+    return any(c.name == name for cells in targets.MATRICES.values() for c in cells)
+
+
+def markdown_cells(summary, kernel_only=False):
     """A markdown table of a check run (the summary check.json holds): per
     cell its kasan mode and counts, then every expected failure with its
-    reason. The 7.3 cover letter and README quote it."""
+    reason. The 7.3 cover letter (kernel_only: the cells that boot a
+    kernel) and README quote it."""
     rows = ['| cell | kasan | passed | failed | skipped | expected failures | kernel reports |',
             '|---|---|---:|---:|---:|---:|---:|']
     xfails = []
     for c in list(summary['cells']) + list(summary.get('lab_cells', ())):
+        if kernel_only and not c.get('lab') and not kernel_cell(c['cell']):
+            continue
         n = collections.Counter(t['status'] for t in c['tests'])
         reports = sum(1 for p in c['problems'] if p['kind'] in REPORT_KINDS)
         name = c['cell']

@@ -925,3 +925,31 @@ def check(postings, tag=None, src=None, with_tree=True):
             problems += tree_problems(p, mails, tag, src)
         out[p.name] = problems
     return out
+
+
+def series_map_text(postings, subjects, width=72):
+    """Which posting each patch of the series belongs to, for the series'
+    cover letter: one entry per posting, in the series' order, naming the
+    patch numbers and the posting by its subject (its cover letter's, or
+    its one patch's), and whether it is held back."""
+    number = {s: i + 1 for i, s in enumerate(subjects)}
+    rows = []
+    for p in postings:
+        nums = []
+        for c in p.commits:
+            if c not in number:
+                raise log.StepError('posting %s: "%s" is not a patch of the series'
+                                    % (p.name, c))
+            nums.append(number[c])
+        title = '"%s"' % (p.cover_subject or p.commits[0])
+        notes = (['%d patches' % len(nums)] if len(nums) > 1 else []) + \
+            (['held back'] if p.status.split(':')[0] == 'hold' else [])
+        if notes:
+            title += ' (%s)' % ', '.join(notes)
+        rows.append((min(nums), ', '.join(str(n) for n in sorted(nums)), title))
+    out = []
+    for _, nums, title in sorted(rows):
+        out.append(textwrap.fill('%s: %s' % (nums, title), width, initial_indent='  ',
+                                 subsequent_indent='      ', break_on_hyphens=False,
+                                 break_long_words=False))
+    return '\n'.join(out)

@@ -603,67 +603,14 @@ def benchmark_config_text(symbols, cfg_name='lean'):
     """The benchmark kernel's options after allnoconfig, wrapped for a
     cover letter: the fragments of targets.CONFIGS[cfg_name]."""
     from . import targets
+    return fragment_options_text(targets.CONFIGS[cfg_name].fragments, symbols)
+
+
+def fragment_options_text(fragments, symbols):
+    """The options config fragments set, wrapped for a cover letter."""
     lines = []
-    for frag in targets.CONFIGS[cfg_name].fragments:
+    for frag in fragments:
         with open(os.path.join(paths.CONFIGS, frag)) as f:
             lines += f.read().splitlines()
     return textwrap.fill(', '.join(config_options(lines, symbols)), 72,
                          break_on_hyphens=False, break_long_words=False)
-
-
-def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
-                       config_symbols=None):
-    """patches/0000-cover-letter.patch from a template, the patch subjects
-    of patches/series and the benchmark table written by make bench
-    (config_symbols: the base's Kconfig symbols, for {bench_config})."""
-    patches = read_series(patch_dir)
-    subjects = []
-    for p in patches:
-        with open(os.path.join(patch_dir, p)) as f:
-            subjects.append(patch_subject(f.read()))
-    with open(template) as f:
-        text = f.read()
-    with open(bench_md) as f:
-        table = plain_text(cover_tables(f.read()))
-    base = base or base_version()
-    stat = series_diffstat()
-    fields = dict(count=len(patches), base=base, upstream=base.split('-')[0],
-                  bench_table=table,
-                  shortlog=shortlog(subjects).rstrip('\n') + ('\n\n' + stat.rstrip('\n')
-                                                             if stat else ''))
-    if '{bench_config}' in text:
-        if config_symbols is None:
-            raise log.StepError('%s names {bench_config}: the base\'s Kconfig symbols '
-                                'are needed' % template)
-        fields['bench_config'] = benchmark_config_text(config_symbols)
-    if '{entry_bench_howto}' in text:
-        # How to build, pack and boot it: the same words in every base's
-        # cover letter.
-        with open(os.path.join(paths.REPO, 'docs', 'cover-entry-bench.txt')) as f:
-            fields['entry_bench_howto'] = f.read().rstrip('\n')
-    if '{entry_bench}' in text:
-        # The benchmark program itself, so that a reader can run it.
-        with open(os.path.join(paths.REPO, 'guest', 'src', 'entry-bench.c')) as f:
-            fields['entry_bench'] = f.read().rstrip('\n')
-    if '{refcount_bench}' in text:
-        # The built-in refcount_t benchmark (a patch not for merging)
-        # whose loops the refcount_t figures come from.
-        bench_dir = os.path.join(paths.REPO, 'bench')
-        names = sorted(n for n in os.listdir(bench_dir) if n.endswith('.patch'))
-        if len(names) != 1:
-            raise log.StepError('%s names {refcount_bench}: bench/ holds %d patches, not one'
-                                % (template, len(names)))
-        # Its source file, not the patch: a diff in a cover letter would be
-        # applied by git am of the whole thread.
-        with open(os.path.join(bench_dir, names[0])) as f:
-            code = new_file_of(f.read(), 'lib/refcount_bench.c')
-        if code is None:
-            raise log.StepError('%s creates no lib/refcount_bench.c' % names[0])
-        fields['refcount_bench'] = code.rstrip('\n')
-    body = fold_subject(text.format(**fields)).rstrip('\n') + '\n'
-    out = os.path.join(patch_dir, '0000-cover-letter.patch')
-    with open(out, 'w') as f:
-        f.write('From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n')
-        f.write('From: MTE Series Team <mte-series@example.org>\n')
-        f.write(body)
-    return out

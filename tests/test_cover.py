@@ -124,7 +124,7 @@ class WriteCoverLetterTest(unittest.TestCase):
         import os
         import tempfile
         from unittest import mock
-        from kmt import source
+        from kmt import coverletter, source
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, 'series'), 'w') as f:
                 f.write('0001-x.patch\n')
@@ -139,7 +139,7 @@ class WriteCoverLetterTest(unittest.TestCase):
                 f.write('')
             stat = ' mm/x.c | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n'
             with mock.patch.object(source, 'series_diffstat', return_value=stat):
-                out = source.write_cover_letter(tpl, md, patch_dir=d, base='6.12.118-1')
+                out = coverletter.write_cover_letter(tpl, md, patch_dir=d, base='6.12.118-1')
             with open(out) as f:
                 text = f.read()
         program = open(os.path.join(os.path.dirname(__file__), '..', 'guest', 'src',
@@ -204,3 +204,59 @@ class CoverMatchesSeriesTest(unittest.TestCase):
                 problems.append('%s: cover letter does not list the series\' subjects'
                                 % b.patch_dir)
         self.assertEqual(problems, [])
+
+
+class MatrixLegendTest(unittest.TestCase):
+    """The 7.3 cover letter's matrix table is explained in a list reader's
+    terms: what each cell boots and runs, each kernel's options, each
+    machine's QEMU options; the tooling's own rows are left out of it."""
+
+    def symbols(self):
+        # Every option the fragments name: the legend then lists them all.
+        import glob
+        import re
+        from kmt import paths
+        syms = set()
+        for fn in glob.glob(os.path.join(paths.CONFIGS, '*.config')):
+            with open(fn) as f:
+                syms |= set(re.findall(r'CONFIG_([A-Z0-9_]+)', f.read()))
+        return syms
+
+    def test_cells_kernels_and_machines(self):
+        from kmt import coverletter
+        text = coverletter.matrix_legend(['tooling', 'sync', 'distro', 'kasan-generic',
+                                     'series-checkpatch'], self.symbols())
+        self.assertIn('  sync: kernel lean, machine mte, kasan.mode=sync hugepages=2; KUnit\n'
+                      '      kasan,', text)
+        self.assertNotIn('tooling', text)
+        self.assertNotIn('series-checkpatch', text)
+        # The first kernel in full, the others by what they change.
+        self.assertRegex(text, r'\n  lean: SMP, NR_CPUS=8,')
+        self.assertRegex(text, r'lean-nokasan: those of lean, and KASAN=n,')
+        self.assertRegex(text, r'lean-kasan-generic-llsc: those of lean, and [^:]*'
+                               r'ARM64_MTE=n[^:]*KASAN_GENERIC')
+        self.assertIn('  mte: -machine virt,mte=on,gic-version=3 -cpu max -smp 2 -m 1024', text)
+        self.assertIn('  llsc: -machine virt,gic-version=3 -cpu cortex-a72', text)
+        # Each machine and kernel once.
+        self.assertEqual(text.count('\n  mte: '), 1)
+        self.assertEqual(text.count('\n  lean: '), 1)
+
+    def test_no_kernel_cell_is_an_error(self):
+        from kmt import coverletter, log
+        with self.assertRaises(log.StepError):
+            coverletter.matrix_legend(['tooling', 'series-docs'], self.symbols())
+
+    def test_cover_table_has_the_kernel_cells_only(self):
+        from kmt import matrix
+
+        def cell(name):
+            return {'cell': name, 'kasan': 'sync', 'tests': [
+                {'suite': 'kasan', 'name': 'a', 'status': 'pass', 'detail': ''}],
+                'problems': []}
+        summary = {'cells': [cell('tooling'), cell('sync'), cell('series-asm')]}
+        full = matrix.markdown_cells(summary)
+        cover = matrix.markdown_cells(summary, kernel_only=True)
+        self.assertIn('| tooling |', full)
+        self.assertNotIn('| tooling |', cover)
+        self.assertNotIn('| series-asm |', cover)
+        self.assertIn('| sync | sync | 1 | 0 | 0 | 0 | 0 |', cover)

@@ -79,6 +79,28 @@ class LoadTest(unittest.TestCase):
                     self.assertIn(pr.arch, postproof.KUNIT_QEMU_CONFIGS)
 
 
+class SeriesMapTest(unittest.TestCase):
+    """The 7.3 cover letter names the posting of every patch by its
+    subject (a reader has no postings directory), in the series' order."""
+
+    def test_each_patch_once_by_subject(self):
+        ps = postings.load(os.path.join(P73, 'postings.toml'))
+        subjects = [source.patch_subject(open(os.path.join(P73, n)).read())
+                    for n in source.read_series(P73)]
+        text = postings.series_map_text(ps, subjects)
+        numbers = [int(n) for line in text.splitlines() if not line.startswith('      ')
+                   for n in line.split(':')[0].split(',')]
+        self.assertEqual(sorted(numbers), list(range(1, len(subjects) + 1)))
+        self.assertRegex(text, r'\n  28: "mm/slab: skip the page allocator\'s KASAN tagging of '
+                               r'new slab\n      pages" \(held back\)')
+
+    def test_a_commit_not_in_the_series_is_named(self):
+        p, = load_toml(FIX)
+        with self.assertRaises(log.StepError) as e:
+            postings.series_map_text([p], ['other: Subject'])
+        self.assertIn('a: Fix b', str(e.exception))
+
+
 class WrittenPostingsTest(unittest.TestCase):
     """The postings as committed pass the checks that need no kernel tree
     (make postings-check runs the rest)."""
