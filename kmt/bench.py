@@ -45,6 +45,7 @@ REPEAT_PCT = 0.5
 # or two RCU grace periods many times over (HZ=250, one CPU), so that the
 # tasks and stacks the operations free are freed inside the region.
 ATTRIB_EDGE_MS = 500
+LAYOUT_PATCH = '0001-arm64-kasan-slab-objects-aligned-to-the-tag-granule-.patch'
 ATTRIB_BENCH = '-e,%d,getpid=2000,ctxsw=500,thread=200,thread8_child=20,fork64m=10' % (
     ATTRIB_EDGE_MS)
 
@@ -104,6 +105,10 @@ PLANS = {
                    'bench': ATTRIB_BENCH,
                    'phase_shift': PHASE_SHIFT_LOOPS, 'config': 'lean-gki',
                    'cmdline': ('kasan.stacktrace=off', 'kasan.page_alloc.sample=10'),
+                   # The same kernel with KASAN's slab layout also under
+                   # kasan=off, booted kasan=off: what the layout alone
+                   # costs (kasancost.LAYOUT).
+                   'layout_reference': os.path.join('bench', 'attrib', LAYOUT_PATCH),
                    'output': 'attrib-gki'},
 }
 # The benchmarks that allocate stacks / page tables: the baseline must
@@ -616,13 +621,16 @@ def refcount_only(plan, plan_name, kernels, head, same,
     return result, table
 
 
-def attrib_rows(profiles, ops, modes, shifted=None, blocks=None, shifted_blocks=None):
+def attrib_rows(profiles, ops, modes, shifted=None, blocks=None, shifted_blocks=None,
+                layout=None, shifted_layout=None):
     """[(benchmark, mode, kasancost.attribute() of the first boot, repeat)]
     from {(mode, benchmark): {function: kernel instructions}} of the
     first boots (and of the shifted ones: repeat is how far the gap moved
     between the two, percent of the first; None without them); blocks,
     shifted_blocks: {(mode, benchmark): plugin.profile_by_block()} of the
-    same boots, where kept (kasancost.HOOK_SITES)."""
+    same boots, where kept (kasancost.HOOK_SITES); layout, shifted_layout:
+    {benchmark: profile} of the layout reference kernel booted kasan=off
+    (kasancost.LAYOUT), first and shifted boot."""
     def blocks_of(where, mode, b):
         return (where or {}).get((mode, b))
     rows = []
@@ -633,13 +641,19 @@ def attrib_rows(profiles, ops, modes, shifted=None, blocks=None, shifted_blocks=
         for mode in modes:
             if mode == 'off' or (mode, b) not in profiles:
                 continue
+            lay = (kasancost.layout_differences(off, layout[b], ops[b])
+                   if layout and b in layout else None)
             a = kasancost.attribute(off, profiles[(mode, b)], ops[b],
-                                    blocks_of(blocks, 'off', b), blocks_of(blocks, mode, b))
+                                    blocks_of(blocks, 'off', b), blocks_of(blocks, mode, b),
+                                    layout=lay)
             rep = None
             if shifted is not None and ('off', b) in shifted and (mode, b) in shifted:
+                lay2 = (kasancost.layout_differences(shifted[('off', b)], shifted_layout[b],
+                                                     ops[b])
+                        if shifted_layout and b in shifted_layout else None)
                 again = kasancost.attribute(shifted[('off', b)], shifted[(mode, b)], ops[b],
                                             blocks_of(shifted_blocks, 'off', b),
-                                            blocks_of(shifted_blocks, mode, b))
+                                            blocks_of(shifted_blocks, mode, b), layout=lay2)
                 rep = (round(abs(again['gap'] - a['gap']) * 100.0 / abs(a['gap']), 2)
                        if a['gap'] else 0.0)
                 a = dict(a, both_boots=kasancost.agreement(a, again))
@@ -677,9 +691,11 @@ def attrib_rows_from_result(result, modes=MODES):
     ops = dict(sorted(result['ops'].items(),
                       key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order),
                                       kv[0])))
+    layout = result['profiles'].get('layout') or {}
     return attrib_rows(flat(result['profiles']['first']), ops, modes,
                        shifted or None, flat(blocks.get('first')) or None,
-                       flat(blocks.get('shifted')) or None)
+                       flat(blocks.get('shifted')) or None,
+                       layout.get('first') or None, layout.get('shifted') or None)
 
 
 def attrib_only(plan, plan_name, apply, outdir=None):
@@ -722,12 +738,15 @@ def attrib_only(plan, plan_name, apply, outdir=None):
     for (_, _, b), (n, _) in sorted(boots.items(), key=lambda kv: kv[0][0]):
         ops.setdefault(b, n)
     ops = {b: ops[b] for b in bench_names(plan['bench']) if b in ops}
+    layout = {0: {}, 1: {}}
+    if plan.get('layout_reference'):
+        layout = layout_boots(plan, plan_name, config, cmdline, initrd, so)
     first = {(m, b): p for (s, m, b), (_, p) in boots.items() if s == 0}
     later = {(m, b): p for (s, m, b), (_, p) in boots.items() if s}
     first_blocks = {(m, b): p for (s, m, b), p in block_boots.items() if s == 0}
     later_blocks = {(m, b): p for (s, m, b), p in block_boots.items() if s}
     rows = attrib_rows(first, ops, plan['modes'], later or None, first_blocks,
-                       later_blocks or None)
+                       later_blocks or None, layout[0] or None, layout[1] or None)
     result = dict(provenance(source.git(['rev-parse', 'HEAD']).stdout.strip(), same,
                              plan_name), **{
         'config': config, 'cmdline': list(cmdline), 'problems': problems,
@@ -735,7 +754,8 @@ def attrib_only(plan, plan_name, apply, outdir=None):
                  for b, m, a, rep in rows],
         # The flat profiles themselves, so that the causes can be sorted
         # again without booting (python3 -m kmt attrib-table).
-        'ops': ops, 'profiles': {'first': _nest(first), 'shifted': _nest(later)},
+        'ops': ops, 'profiles': {'first': _nest(first), 'shifted': _nest(later),
+                                 'layout': {'first': layout[0], 'shifted': layout[1]}},
         'blocks': {'first': _nest(first_blocks), 'shifted': _nest(later_blocks)}})
     outdir = outdir or os.path.join(paths.RESULTS, 'bench')
     results.write_json(os.path.join(outdir, plan['output'] + '.json'),
@@ -744,6 +764,36 @@ def attrib_only(plan, plan_name, apply, outdir=None):
     with open(os.path.join(outdir, plan['output'] + '.md'), 'w') as f:
         f.write(table)
     return result, table
+
+
+def layout_boots(plan, plan_name, config, cmdline, initrd, so):
+    """The layout reference of PLAN=attrib-gki: the series with the plan's
+    layout_reference patch on a throw-away branch, built as the plan's
+    config, booted kasan=off under the flat profile, first and shifted
+    boot. Returns {0: {benchmark: profile}, 1: {...}} (1: shifted)."""
+    patch = os.path.join(paths.REPO, plan['layout_reference'])
+    out = build.out_dir(config + '-layout', 'bench')
+    logfile = os.path.join(paths.LOGS, 'build-bench-%s-layout.log' % config)
+    with source.checked_out('HEAD', branch='kmt-layout-reference'):
+        source.am_or_abort([patch], 'the series')
+        with log.phase('build the layout reference kernel (%s + %s)'
+                       % (config, os.path.basename(patch))):
+            image = build.build_kernel(targets.CONFIGS[config], paths.SRC, out, logfile)
+    symbols = attrib.Symbols.load(bootspec.system_map(image))
+    got = {0: {}, 1: {}}
+    for i, shift in enumerate((0, plan.get('phase_shift') or 0)):
+        if i and not shift:
+            break
+        bench = plan['bench'] if not shift else '-s,%d,%s' % (shift, plan['bench'])
+        what = 'layout reference, kasan off%s' % (', timer phase shifted' if shift else '')
+        with log.phase(what):
+            res, logf, o = _boot('layout', image, initrd, 'off', bench, True,
+                                 plan_name + ('-layout-shift' if shift else '-layout'),
+                                 plugin_so=so, cmdline=cmdline, profile=True)
+        regions = plugin.attribute(o.regions, [(b, v['ops']) for b, v in res.items()])
+        for b, (_, region) in regions.items():
+            got[i][b] = plugin.profile_by_function(o, symbols, {region['region']})
+    return got
 
 
 def untagged_checks(records, same, base_untagged=None, series_untags=None):

@@ -1,9 +1,10 @@
 """KASAN's cost over kasan=off by cause, from two flat profiles."""
 
 import json
+import os
 import unittest
 
-from kmt import bench, kasancost, log
+from kmt import bench, kasancost, log, paths
 
 
 OFF = {'memset': 600, 'kmem_cache_alloc_noprof': 4000, 'copy_process': 9000,
@@ -54,6 +55,35 @@ class KasanCostTest(unittest.TestCase):
             kasancost.attribute(OFF, SYNC, 0)
         same = kasancost.attribute(OFF, OFF, 5)
         self.assertEqual((same['gap'], same['covered_pct'], same['causes']), (0.0, 100.0, {}))
+
+    def test_layout_names_what_the_reference_shows(self):
+        """The part of an unnamed function's difference that a kasan=off
+        reference kernel with the KASAN slab layout shows too is the
+        layout's; no more than the difference, and only with its sign."""
+        off = {'__slab_free': 1000, 'setup_object': 500, '__free_one_page': 300,
+               '__kasan_slab_alloc': 0}
+        on = {'__slab_free': 1400, 'setup_object': 560, '__free_one_page': 200,
+              '__kasan_slab_alloc': 900}
+        ref = {'__slab_free': 1300, 'setup_object': 700, '__free_one_page': 400,
+               '__kasan_slab_alloc': 50}
+        layout = kasancost.layout_differences(off, ref, 10)
+        self.assertEqual(layout, {'__slab_free': 30.0, 'setup_object': 20.0,
+                                  '__free_one_page': 10.0, '__kasan_slab_alloc': 5.0})
+        a = kasancost.attribute(off, on, 10, layout=layout)
+        # __slab_free: +40, 30 of it the layout's; setup_object: +6, all of
+        # it (the reference's 20 is more); __free_one_page: -10, the
+        # reference goes the other way: other; a named function keeps its
+        # cause whatever the reference shows.
+        self.assertEqual(a['causes'][kasancost.LAYOUT], 36.0)
+        self.assertNotIn(kasancost.OTHER, a['causes'])     # +10 and -10
+        self.assertEqual(dict(a['functions'][kasancost.OTHER]),
+                         {'__slab_free': 10.0, '__free_one_page': -10.0})
+        self.assertEqual(a['causes']['slab object tagging at alloc'], 90.0)
+        self.assertEqual(a['gap'], 126.0)
+        self.assertIn(kasancost.LAYOUT, kasancost.DETECTS)
+        without = kasancost.attribute(off, on, 10)
+        self.assertNotIn(kasancost.LAYOUT, without['causes'])
+        self.assertLess(without['covered_pct'], a['covered_pct'])
 
     def test_rows_and_repeat(self):
         profiles = {('off', 'thread'): OFF, ('sync', 'thread'): SYNC,
@@ -149,6 +179,24 @@ class KasanCostTest(unittest.TestCase):
             self.assertEqual(p['modes'][0], 'off')
             self.assertTrue(p['attrib_only'])
             self.assertNotIn('all', p['bench'])
+        # The GKI plan's layout reference is a patch of this repository.
+        ref = bench.PLANS['attrib-gki']['layout_reference']
+        self.assertTrue(os.path.exists(os.path.join(paths.REPO, ref)), ref)
+        with open(os.path.join(paths.REPO, ref)) as f:
+            self.assertIn('arch_slab_minalign', f.read())
+
+    def test_rows_with_the_layout_reference(self):
+        off = {'__slab_free': 1000, '__kasan_slab_alloc': 0}
+        on = {'__slab_free': 1400, '__kasan_slab_alloc': 900}
+        ref = {'__slab_free': 1300}
+        profiles = {('off', 'thread'): off, ('async', 'thread'): on}
+        rows = bench.attrib_rows(profiles, {'thread': 10}, ('off', 'async'),
+                                 layout={'thread': ref})
+        (_, _, a, _), = rows
+        self.assertEqual(a['causes'][kasancost.LAYOUT], 30.0)
+        self.assertEqual(a['causes'][kasancost.OTHER], 10.0)
+        plain = bench.attrib_rows(profiles, {'thread': 10}, ('off', 'async'))
+        self.assertNotIn(kasancost.LAYOUT, plain[0][2]['causes'])
 
 
 if __name__ == '__main__':
