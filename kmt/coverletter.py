@@ -48,8 +48,7 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
             postings.load(postings.postings_file(patch_dir)), subjects)
     if '{testing_howto}' in text:
         # How the suites were run: the same words in every base's letter.
-        with open(os.path.join(paths.REPO, 'docs', 'cover-testing.txt')) as f:
-            fields['testing_howto'] = f.read().rstrip('\n')
+        fields['testing_howto'] = testing_howto()
     if '{rt_options}' in text:
         # What a PREEMPT_RT kernel adds to the benchmark kernel's options.
         if config_symbols is None:
@@ -88,6 +87,50 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
         f.write('From: MTE Series Team <mte-series@example.org>\n')
         f.write(body)
     return out
+
+
+def testing_howto(base=None):
+    """How the suites ran (docs/cover-testing.txt), for a base: the suites
+    its series adds, their options, the reruns and the hang timeout."""
+    from . import bootspec, matrix, targets
+    base = base or paths.BASE
+    carries = targets.series_carries(base)
+    suites = [targets.SUITES[s] for s in carries if s in targets.SUITES]
+    globs = [s.select for s in suites if s.kind == 'kunit']
+    options = []
+    for frag, need in targets.SERIES_FRAGMENT_NEEDS.items():
+        if need in carries:
+            with open(os.path.join(paths.CONFIGS, frag)) as f:
+                options += [m.group(1) for m in
+                            re.finditer(r'^CONFIG_([A-Z0-9_]+)=y$', f.read(), re.M)]
+    options = list(dict.fromkeys(options))
+    if globs:
+        suite_globs = ('kunit.filter_glob=%s for the suite%s the series adds'
+                       % (' or '.join(globs), 's' if len(globs) > 1 else ''))
+    else:
+        suite_globs = 'the series adds no KUnit suite'
+    if 'refcount' in carries:
+        suite_globs += "; -smp 4 for the refcount suite's concurrent case"
+    if options:
+        series_options = 'the series\' test options (%s)' % ', '.join(options)
+    else:
+        series_options = 'no test option of the series'
+    with open(os.path.join(paths.REPO, 'docs', 'cover-testing.txt')) as f:
+        text = f.read()
+    for key, value in (('suite_globs', suite_globs), ('series_options', series_options),
+                       ('reruns', str(len(matrix.RERUN_SEEDS))),
+                       ('silence', str(bootspec.CELL_SILENCE_S))):
+        text = text.replace('{%s}' % key, value)
+    # Each paragraph wrapped again (the fields change line lengths), the
+    # indented command lines as they are.
+    out = []
+    for para in text.rstrip('\n').split('\n\n'):
+        if para.startswith('  '):
+            out.append(para)
+        else:
+            out.append(textwrap.fill(' '.join(para.split()), 72, break_on_hyphens=False,
+                                     break_long_words=False))
+    return '\n\n'.join(out)
 
 
 def _suite_words(name):
@@ -150,13 +193,15 @@ def matrix_legend(cell_names, symbols, width=72):
         'Each cell boots one kernel under QEMU, runs the KUnit suite it names '
         '(built in and selected with kunit.filter_glob, or loaded with modprobe '
         'where the kernel builds its tests as modules) and then its kselftests, '
-        'with run_kselftest.sh, from the initramfs (built by make '
-        'TARGETS="arm64 lkdtm" ARM64_SUBTARGETS=mte kselftest-install). A boot '
-        'silent for %d s counts as hung, a failure. A kasan case that fails in a '
-        'HW_TAGS mode boots again alone, on one vCPU, up to %d times with '
-        'command lines of other lengths (which draw other tags), and counts as '
-        'passed where most of those runs pass (a tag collision):'
-        % (bootspec_silence(), reruns())), '']
+        'with run_kselftest.sh, from the initramfs (built by make ARCH=arm64 '
+        'CROSS_COMPILE=aarch64-linux-gnu- TARGETS="arm64 lkdtm" '
+        'ARM64_SUBTARGETS=mte kselftest-install). A boot silent for %d s counts '
+        'as hung, a failure. A kasan case that fails in a HW_TAGS mode boots '
+        'again alone, on one vCPU with "-icount shift=0,sleep=off -seed N", up '
+        'to %d times (N = 1, 2, ...), each with an unused kernel parameter of N '
+        'digits N added so that the command line\'s length, and with it the '
+        'tags, differ; it counts as passed where most of those runs pass (a '
+        'tag collision):' % (bootspec_silence(), reruns())), '']
     for c in cells:
         params = list(targets.KASAN_MODES[c.kasan]) + list(c.cmdline)
         for s in c.suites:
@@ -192,15 +237,17 @@ def matrix_legend(cell_names, symbols, width=72):
             text = '%s%s: those of %s, and %s' % (
                 name, tool, first, ', '.join(_option_words(diff)) or 'nothing else')
         out.append(fill(text, initial_indent='  ', subsequent_indent='      '))
-    out += ['', 'The machines (qemu-system-aarch64 ... -nic none -no-reboot, kernel',
-            'parameters console=ttyAMA0 panic=-1 and those above):', '']
+    out += ['', fill('The machines (qemu-system-aarch64 ... -nic none -no-reboot, kernel '
+                     'parameters console=ttyAMA0 log_buf_len=1M panic=-1 rdinit=/init and '
+                     'those above):'), '']
     seen = []
     for c in cells:
         if c.machine in seen:
             continue
         seen.append(c.machine)
         m = targets.MACHINES[c.machine]
-        out.append('  %s: -machine %s -cpu %s -smp %d -m %d%s' % (
+        out.append(fill('%s: -machine %s -cpu %s -smp %d -m %d%s' % (
             m.name, m.machine, m.cpu, m.smp, m.mem_mb,
-            (' ' + ' '.join(m.extra)) if m.extra else ''))
+            (' ' + ' '.join(m.extra)) if m.extra else ''),
+            initial_indent='  ', subsequent_indent='      '))
     return '\n'.join(out)
