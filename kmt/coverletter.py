@@ -110,7 +110,8 @@ def testing_howto(base=None):
     else:
         suite_globs = 'the series adds no KUnit suite'
     if 'refcount' in carries:
-        suite_globs += "; -smp 4 for the refcount suite's concurrent case"
+        suite_globs += ("; -smp 4 for the refcount suite's concurrent case; -machine "
+                        "virt,gic-version=3 -cpu cortex-a72 for its LL/SC atomics")
     if options:
         series_options = 'the series\' test options (%s)' % ', '.join(options)
     else:
@@ -190,12 +191,18 @@ def matrix_legend(cell_names, symbols, width=72):
     fill = functools.partial(textwrap.fill, width=width, break_on_hyphens=False,
                              break_long_words=False)
     out = [fill(
-        'Each cell boots one kernel under QEMU, runs the KUnit suite it names '
-        '(built in and selected with kunit.filter_glob, or loaded with modprobe '
-        'where the kernel builds its tests as modules) and then its kselftests, '
-        'with run_kselftest.sh, from the initramfs (built by make ARCH=arm64 '
+        'Each cell boots one kernel (built with GCC 12) under QEMU 10.0.2, runs '
+        'the KUnit suite it names (built in and selected with kunit.filter_glob, '
+        'or loaded with modprobe where the kernel builds its tests as modules) '
+        'and then its kselftests, with run_kselftest.sh, from an initramfs that '
+        'holds a shell, the kselftests (make ARCH=arm64 '
         'CROSS_COMPILE=aarch64-linux-gnu- TARGETS="arm64 lkdtm" '
-        'ARM64_SUBTARGETS=mte kselftest-install). A boot silent for %d s counts '
+        'ARM64_SUBTARGETS=mte kselftest-install) and, for a kernel with modules, '
+        'its modules (make modules_install). Passed, failed and skipped count '
+        'KUnit cases as KTAP reports them (a parameterised case once) and '
+        'kselftests; expected failures are failures listed, each with its '
+        'reason, before the run; kernel reports are KASAN reports, warnings and '
+        'oopses outside the cases that provoke them. A boot silent for %d s counts '
         'as hung, a failure. A kasan case that fails in a HW_TAGS mode boots '
         'again alone, on one vCPU with "-icount shift=0,sleep=off -seed N", up '
         'to %d times (N = 1, 2, ...), each with an unused kernel parameter of N '
