@@ -251,10 +251,10 @@ def write_check_cover():
     cover_md = os.path.join(paths.RESULTS, 'check-cover.md')
     with open(cover_md, 'w') as f:
         f.write(matrix.markdown_cells(summary, kernel_only=True))
-    out = coverletter.write_cover_letter(os.path.join(paths.REPO, 'docs', paths.BASE.cover_template),
-                                    cover_md, base=summary['base'],
-                                    config_symbols=provenance.kconfig_symbols(source.BRANCH),
-                                    cells=[c['cell'] for c in summary['cells']])
+    out = coverletter.write_cover_letter(
+        os.path.join(paths.REPO, 'docs', paths.BASE.cover_template), cover_md,
+        base=summary['base'], config_symbols=provenance.kconfig_symbols(source.BRANCH),
+        cells=[c['cell'] for c in summary['cells']])
     log.info('wrote %s' % os.path.relpath(out, paths.REPO))
     replace_readme_section('check-%s' % paths.BASE_NAME, table)
     return 0
@@ -461,9 +461,9 @@ def cmd_cover(args):
         table = bench.markdown_table(json.load(f))
     with open(md, 'w') as f:
         f.write(table)
-    out = coverletter.write_cover_letter(os.path.join(paths.REPO, 'docs',
-                                                 paths.BASE.cover_template), md,
-                                    config_symbols=provenance.kconfig_symbols(source.BRANCH))
+    out = coverletter.write_cover_letter(
+        os.path.join(paths.REPO, 'docs', paths.BASE.cover_template), md,
+        config_symbols=provenance.kconfig_symbols(source.BRANCH))
     log.info('wrote %s' % os.path.relpath(out, paths.REPO))
     if args.results != 'results':
         # A partial run fills the cover letter, not the README's table of

@@ -713,34 +713,17 @@ def attrib_only(plan, plan_name, apply, outdir=None):
     image, initrd = build.build_all(config, tree='series', series_tests=not same)
     so = plugin.build()
     symbols = attrib.Symbols.load(bootspec.system_map(image))
-    prefix = plan_name + '-'
-    boots = {}
-    block_boots = {}
-    problems = []
-    for shift in (0, plan.get('phase_shift') or 0):
-        if shift == 0 and boots:
-            continue
-        bench = plan['bench'] if not shift else '-s,%d,%s' % (shift, plan['bench'])
-        for mode in plan['modes']:
-            what = 'profile, kasan %s%s' % (mode, ', timer phase shifted' if shift else '')
-            with log.phase(what):
-                res, logf, out = _boot('patched', image, initrd, mode, bench, True,
-                                       prefix + ('profile-shift' if shift else 'profile'),
-                                       plugin_so=so, cmdline=cmdline, profile=True)
-            problems += ['%s: %s (%s)' % (what, e, logf) for e in plugin.compare_profile(out)]
-            regions = plugin.attribute(out.regions, [(b, v['ops']) for b, v in res.items()])
-            for b, (ops, region) in regions.items():
-                boots[(shift, mode, b)] = (ops, plugin.profile_by_function(
-                    out, symbols, {region['region']}))
-                block_boots[(shift, mode, b)] = plugin.profile_by_block(
-                    out, symbols, {region['region']})
+    boots, block_boots, problems = profile_boots(
+        'patched', image, initrd, plan['modes'], plan, plan_name + '-profile', so, cmdline,
+        symbols, 'profile')
     ops = {}
     for (_, _, b), (n, _) in sorted(boots.items(), key=lambda kv: kv[0][0]):
         ops.setdefault(b, n)
     ops = {b: ops[b] for b in bench_names(plan['bench']) if b in ops}
     layout = {0: {}, 1: {}}
     if plan.get('layout_reference'):
-        layout = layout_boots(plan, plan_name, config, cmdline, initrd, so)
+        layout, more = layout_boots(plan, plan_name, config, cmdline, initrd, so)
+        problems += more
     first = {(m, b): p for (s, m, b), (_, p) in boots.items() if s == 0}
     later = {(m, b): p for (s, m, b), (_, p) in boots.items() if s}
     first_blocks = {(m, b): p for (s, m, b), p in block_boots.items() if s == 0}
@@ -766,11 +749,38 @@ def attrib_only(plan, plan_name, apply, outdir=None):
     return result, table
 
 
+def profile_boots(kernel, image, initrd, modes, plan, tag, so, cmdline, symbols, label):
+    """Boots of one kernel in each of modes under the plugin's flat profile
+    (profile=1), and again with the timer phase shifted when the plan
+    shifts it. Returns ({(shift, mode, benchmark): (ops, profile by
+    function)}, {(shift, mode, benchmark): profile by block}, [problems
+    of the profiles' own checks])."""
+    boots, block_boots, problems = {}, {}, []
+    shifts = (0,) + ((plan['phase_shift'],) if plan.get('phase_shift') else ())
+    for shift in shifts:
+        bench = plan['bench'] if not shift else '-s,%d,%s' % (shift, plan['bench'])
+        for mode in modes:
+            what = '%s, kasan %s%s' % (label, mode, ', timer phase shifted' if shift else '')
+            with log.phase(what):
+                res, logf, out = _boot(kernel, image, initrd, mode, bench, True,
+                                       tag + ('-shift' if shift else ''),
+                                       plugin_so=so, cmdline=cmdline, profile=True)
+            problems += ['%s: %s (%s)' % (what, e, logf) for e in plugin.compare_profile(out)]
+            regions = plugin.attribute(out.regions, [(b, v['ops']) for b, v in res.items()])
+            for b, (ops, region) in regions.items():
+                boots[(shift, mode, b)] = (ops, plugin.profile_by_function(
+                    out, symbols, {region['region']}))
+                block_boots[(shift, mode, b)] = plugin.profile_by_block(
+                    out, symbols, {region['region']})
+    return boots, block_boots, problems
+
+
 def layout_boots(plan, plan_name, config, cmdline, initrd, so):
     """The layout reference of PLAN=attrib-gki: the series with the plan's
     layout_reference patch on a throw-away branch, built as the plan's
     config, booted kasan=off under the flat profile, first and shifted
-    boot. Returns {0: {benchmark: profile}, 1: {...}} (1: shifted)."""
+    boot. Returns ({0: {benchmark: profile}, 1: {...}} (1: shifted),
+    [problems])."""
     patch = os.path.join(paths.REPO, plan['layout_reference'])
     out = build.out_dir(config + '-layout', 'bench')
     logfile = os.path.join(paths.LOGS, 'build-bench-%s-layout.log' % config)
@@ -780,20 +790,13 @@ def layout_boots(plan, plan_name, config, cmdline, initrd, so):
                        % (config, os.path.basename(patch))):
             image = build.build_kernel(targets.CONFIGS[config], paths.SRC, out, logfile)
     symbols = attrib.Symbols.load(bootspec.system_map(image))
+    boots, _, problems = profile_boots('layout', image, initrd, ('off',), plan,
+                                       plan_name + '-layout', so, cmdline, symbols,
+                                       'layout reference')
     got = {0: {}, 1: {}}
-    for i, shift in enumerate((0, plan.get('phase_shift') or 0)):
-        if i and not shift:
-            break
-        bench = plan['bench'] if not shift else '-s,%d,%s' % (shift, plan['bench'])
-        what = 'layout reference, kasan off%s' % (', timer phase shifted' if shift else '')
-        with log.phase(what):
-            res, logf, o = _boot('layout', image, initrd, 'off', bench, True,
-                                 plan_name + ('-layout-shift' if shift else '-layout'),
-                                 plugin_so=so, cmdline=cmdline, profile=True)
-        regions = plugin.attribute(o.regions, [(b, v['ops']) for b, v in res.items()])
-        for b, (_, region) in regions.items():
-            got[i][b] = plugin.profile_by_function(o, symbols, {region['region']})
-    return got
+    for (shift, _, b), (_, prof) in boots.items():
+        got[1 if shift else 0][b] = prof
+    return got, problems
 
 
 def untagged_checks(records, same, base_untagged=None, series_untags=None):

@@ -3,7 +3,6 @@ results and the texts every letter shares (kmt cover, make cover)."""
 
 import functools
 import os
-import re
 import textwrap
 
 from . import log, paths, source
@@ -27,8 +26,8 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
     stat = source.series_diffstat()
     fields = dict(count=len(patches), base=base, upstream=base.split('-')[0],
                   bench_table=table,
-                  shortlog=source.shortlog(subjects).rstrip('\n') + ('\n\n' + stat.rstrip('\n')
-                                                             if stat else ''))
+                  shortlog=source.shortlog(subjects).rstrip('\n') +
+                  ('\n\n' + stat.rstrip('\n') if stat else ''))
     if '{bench_config}' in text:
         if config_symbols is None:
             raise log.StepError('%s names {bench_config}: the base\'s Kconfig symbols '
@@ -54,8 +53,8 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
         if config_symbols is None:
             raise log.StepError('%s names {rt_options}: the base\'s Kconfig symbols '
                                 'are needed' % template)
-        fields['rt_options'] = source.fragment_options_text(('expert.config', 'rt.config'),
-                                                     config_symbols)
+        fields['rt_options'] = source.fragment_options_text(
+            ('expert.config', 'rt.config'), config_symbols)
     if '{entry_bench_howto}' in text:
         # How to build, pack and boot it: the same words in every base's
         # cover letter.
@@ -92,18 +91,17 @@ def write_cover_letter(template, bench_md, patch_dir=paths.PATCHES, base=None,
 def testing_howto(base=None):
     """How the suites ran (docs/cover-testing.txt), for a base: the suites
     its series adds, their options, the reruns and the hang timeout."""
-    from . import bootspec, matrix, targets
+    from . import build, targets
     base = base or paths.BASE
     carries = targets.series_carries(base)
     suites = [targets.SUITES[s] for s in carries if s in targets.SUITES]
     globs = [s.select for s in suites if s.kind == 'kunit']
-    options = []
-    for frag, need in targets.SERIES_FRAGMENT_NEEDS.items():
-        if need in carries:
-            with open(os.path.join(paths.CONFIGS, frag)) as f:
-                options += [m.group(1) for m in
-                            re.finditer(r'^CONFIG_([A-Z0-9_]+)=y$', f.read(), re.M)]
-    options = list(dict.fromkeys(options))
+    # The test options of the built-in kernel the letter describes (the
+    # lean one), those of the series' parts this base carries.
+    wanted = build.requested([os.path.join(paths.CONFIGS, frag)
+                              for frag in targets.CONFIGS['lean'].series_fragments
+                              if targets.SERIES_FRAGMENT_NEEDS[frag] in carries])
+    options = [k[len('CONFIG_'):] for k, v in wanted.items() if v == 'y']
     if globs:
         suite_globs = ('kunit.filter_glob=%s for the suite%s the series adds'
                        % (' or '.join(globs), 's' if len(globs) > 1 else ''))
@@ -119,8 +117,7 @@ def testing_howto(base=None):
     with open(os.path.join(paths.REPO, 'docs', 'cover-testing.txt')) as f:
         text = f.read()
     for key, value in (('suite_globs', suite_globs), ('series_options', series_options),
-                       ('reruns', str(len(matrix.RERUN_SEEDS))),
-                       ('silence', str(bootspec.CELL_SILENCE_S))):
+                       ('rerun_rule', rerun_rule())):
         text = text.replace('{%s}' % key, value)
     # Each paragraph wrapped again (the fields change line lengths), the
     # indented command lines as they are.
@@ -148,31 +145,27 @@ def _suite_words(name):
 def _config_values(cfg, symbols):
     """{option: value} of a kernel configuration as merge_config.sh -n
     takes it after allnoconfig on this base (the series' test fragments
-    and the base's own included; "is not set" as 'n'), in order."""
+    and the base's own included; "is not set" as 'n'), in order, without
+    the options the base does not define."""
     from . import build
-    opts = {}
-    for frag in build.fragment_paths(cfg):
-        with open(frag) as f:
-            for line in f:
-                m = re.match(r'^CONFIG_([A-Z0-9_]+)=(.*)$', line.strip()) or \
-                    re.match(r'^# CONFIG_([A-Z0-9_]+) is not set$', line.strip())
-                if m and m.group(1) in symbols:
-                    opts[m.group(1)] = m.group(2) if m.lastindex == 2 else 'n'
-    return opts
+    return {k[len('CONFIG_'):]: v for k, v in build.requested(build.fragment_paths(cfg)).items()
+            if k[len('CONFIG_'):] in symbols}
 
 
 def _option_words(opts):
     return [k if v == 'y' else '%s=%s' % (k, v) for k, v in opts.items()]
 
 
-def bootspec_silence():
-    from . import bootspec
-    return bootspec.CELL_SILENCE_S
-
-
-def reruns():
-    from . import matrix
-    return len(matrix.RERUN_SEEDS)
+def rerun_rule():
+    """How a kasan case that failed is run again, and what counts as a
+    hang: the same words in the legend and in "How the suites ran"."""
+    from . import bootspec, matrix
+    return ('A kasan case that fails in a HW_TAGS mode boots again alone, on one vCPU '
+            'with "-icount shift=0,sleep=off -seed N", up to %d times (N = 1, 2, ...), '
+            'each with an unused kernel parameter of N digits N added so that the '
+            'command line\'s length, and with it the tags, differ; it counts as passed '
+            'where most of those runs pass (a tag collision). A boot silent for %d s '
+            'counts as hung, a failure.' % (len(matrix.RERUN_SEEDS), bootspec.CELL_SILENCE_S))
 
 
 def matrix_legend(cell_names, symbols, width=72):
@@ -182,7 +175,7 @@ def matrix_legend(cell_names, symbols, width=72):
     order (those not in a matrix, such as the tooling's, are left out)."""
     from . import targets
     known = {}
-    for cells in (targets.CHECK_ALL, targets.RUN, targets.PROOF):
+    for cells in targets.MATRICES.values():
         for c in cells:
             known.setdefault(c.name, c)
     cells = [known[n] for n in cell_names if n in known]
@@ -202,13 +195,8 @@ def matrix_legend(cell_names, symbols, width=72):
         'KUnit cases as KTAP reports them (a parameterised case once) and '
         'kselftests; expected failures are failures listed, each with its '
         'reason, before the run; kernel reports are KASAN reports, warnings and '
-        'oopses outside the cases that provoke them. A boot silent for %d s counts '
-        'as hung, a failure. A kasan case that fails in a HW_TAGS mode boots '
-        'again alone, on one vCPU with "-icount shift=0,sleep=off -seed N", up '
-        'to %d times (N = 1, 2, ...), each with an unused kernel parameter of N '
-        'digits N added so that the command line\'s length, and with it the '
-        'tags, differ; it counts as passed where most of those runs pass (a '
-        'tag collision):' % (bootspec_silence(), reruns())), '']
+        'oopses outside the cases that provoke them. ' + rerun_rule() +
+        ' The cells:'), '']
     for c in cells:
         params = list(targets.KASAN_MODES[c.kasan]) + list(c.cmdline)
         for s in c.suites:

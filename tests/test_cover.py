@@ -260,3 +260,25 @@ class MatrixLegendTest(unittest.TestCase):
         self.assertNotIn('| tooling |', cover)
         self.assertNotIn('| series-asm |', cover)
         self.assertIn('| sync | sync | 1 | 0 | 0 | 0 | 0 |', cover)
+
+
+class TestingHowtoTest(unittest.TestCase):
+    """"How the suites ran" names what each base's series adds to the
+    built-in test kernel, and only that (6.1 has no refcount suite)."""
+
+    def test_per_base(self):
+        from kmt import bases, coverletter
+        t612 = ' '.join(coverletter.testing_howto(bases.BASES['6.12']).split())
+        t61 = ' '.join(coverletter.testing_howto(bases.BASES['6.1']).split())
+        self.assertIn("the series' test options (REFCOUNT_KUNIT_TEST, ARM64_MTE_KUNIT_TEST)",
+                      t612)
+        self.assertIn('kunit.filter_glob=refcount or arm64_mte for the suites', t612)
+        self.assertIn('cortex-a72', t612)
+        self.assertIn("the series' test options (ARM64_MTE_KUNIT_TEST)", t61)
+        self.assertNotIn('refcount', t61.replace('lkdtm:REFCOUNT_*', ''))
+        self.assertNotIn('cortex-a72', t61)
+        # The rerun and hang rule, filled in; no field left unfilled.
+        for t in (t612, t61):
+            self.assertIn('up to 5 times', t)
+            self.assertIn('silent for 300 s counts as hung', t)
+            self.assertNotIn('{', t)

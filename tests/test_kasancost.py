@@ -185,6 +185,46 @@ class KasanCostTest(unittest.TestCase):
         with open(os.path.join(paths.REPO, ref)) as f:
             self.assertIn('arch_slab_minalign', f.read())
 
+    def test_profile_boots_first_and_shifted(self):
+        """profile_boots() boots each mode, and again with the timer phase
+        shifted when the plan shifts it, keying profiles by (shift, mode,
+        benchmark), and keeps the profiles' own check problems."""
+        from unittest import mock
+        from kmt import plugin
+        booted = []
+
+        def boot(kernel, image, initrd, mode, bench_arg, icount, tag, **kw):
+            booted.append((kernel, mode, bench_arg, tag))
+            return {'thread': {'ops': 200}}, 'log-%s' % tag, mock.Mock(regions=[])
+        plan = {'bench': 'thread=200', 'phase_shift': 7}
+        with mock.patch.object(bench, '_boot', side_effect=boot), \
+                mock.patch.object(plugin, 'compare_profile', return_value=['odd']), \
+                mock.patch.object(plugin, 'attribute',
+                                  return_value={'thread': (200, {'region': 1})}), \
+                mock.patch.object(plugin, 'profile_by_function', return_value={'f': 1}), \
+                mock.patch.object(plugin, 'profile_by_block', return_value={'f': []}):
+            boots, blocks, problems = bench.profile_boots(
+                'layout', 'Image', 'initrd', ('off',), plan, 'p-layout', 'so', (), None,
+                'layout reference')
+        self.assertEqual(booted, [('layout', 'off', 'thread=200', 'p-layout'),
+                                  ('layout', 'off', '-s,7,thread=200', 'p-layout-shift')])
+        self.assertEqual(boots, {(0, 'off', 'thread'): (200, {'f': 1}),
+                                 (7, 'off', 'thread'): (200, {'f': 1})})
+        self.assertEqual(set(blocks), set(boots))
+        self.assertEqual(len(problems), 2)
+        self.assertIn('layout reference, kasan off, timer phase shifted: odd', problems[1])
+        # Without a phase shift: one boot per mode.
+        booted.clear()
+        with mock.patch.object(bench, '_boot', side_effect=boot), \
+                mock.patch.object(plugin, 'compare_profile', return_value=[]), \
+                mock.patch.object(plugin, 'attribute',
+                                  return_value={'thread': (200, {'region': 1})}), \
+                mock.patch.object(plugin, 'profile_by_function', return_value={}), \
+                mock.patch.object(plugin, 'profile_by_block', return_value={}):
+            bench.profile_boots('patched', 'I', 'r', ('off', 'sync'), {'bench': 'x=1'}, 't',
+                                'so', (), None, 'profile')
+        self.assertEqual([b[1] for b in booted], ['off', 'sync'])
+
     def test_rows_with_the_layout_reference(self):
         off = {'__slab_free': 1000, '__kasan_slab_alloc': 0}
         on = {'__slab_free': 1400, '__kasan_slab_alloc': 900}
